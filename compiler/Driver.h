@@ -1,0 +1,30 @@
+//===- Driver.h - The stages of `tmc compile` -------------------*- C++ -*-===//
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace tmc {
+
+/// The stages in pipeline order; `--emit=STAGE` stops after one.
+enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe };
+
+/// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe".
+std::optional<Stage> parseStage(const std::string &name);
+const char *stageNames();
+
+struct CompileOptions {
+  std::string input;
+  std::string output;           ///< `-o`; text stages print to stdout when empty or "-"
+  std::string target = "host";
+  std::string dumpStagesTo;     ///< directory for every stage's text
+  Stage emit = Stage::Exe;
+  unsigned optLevel = 2;
+  int threads = 0;              ///< default thread count baked into the executable
+  bool printIRAfterAll = false;
+};
+
+/// Runs the pipeline; diagnostics go to stderr. Returns the process exit code.
+int runCompile(const CompileOptions &options);
+
+} // namespace tmc

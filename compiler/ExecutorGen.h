@@ -1,0 +1,29 @@
+//===- ExecutorGen.h - The generated C++ executor ---------------*- C++ -*-===//
+//
+// The executor is the only model-specific C++ in an executable: the weight
+// table (the manifest) and a `run` that calls the AOT kernels in plan order
+// over one arena. It implements runtime/tmr_abi.h; the runtime supplies main().
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelPlan.h"
+#include "frontend/Manifest.h"
+#include "frontend/ModelSpec.h"
+
+#include <string>
+#include <vector>
+
+namespace tmc {
+
+struct ExecutorOptions {
+  std::string sourceName;   ///< the spec file, for the banner
+  int defaultThreads = 0;   ///< `tmc compile --threads`; 0 lets Halide use every core
+};
+
+/// C++ source of the executor. Kernel i is called as `tmk_<kernels[i].name()>`.
+std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
+                             const std::vector<TensorSpec> &manifest,
+                             const ExecutorOptions &options);
+
+} // namespace tmc

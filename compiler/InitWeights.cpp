@@ -1,0 +1,76 @@
+//===- InitWeights.cpp - Deterministic random weights ---------------------===//
+
+#include "compiler/InitWeights.h"
+
+#include "runtime/safetensors.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cmath>
+#include <random>
+
+namespace tmc {
+
+namespace {
+
+/// FNV-1a: a stable hash of the tensor name (std::hash is not stable across
+/// library versions, and weight files must be reproducible).
+uint64_t hashName(const std::string &name) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : name) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+} // namespace
+
+std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, uint64_t seed) {
+  size_t count = 1;
+  for (int64_t dim : tensor.shape)
+    count *= static_cast<size_t>(dim);
+  llvm::StringRef name(tensor.name);
+
+  float center = 0.0f, radius;
+  if (name.starts_with("embed.") && !name.starts_with("embed.norm")) {
+    radius = spec.embedScale ? 1.0f / std::sqrt(static_cast<float>(spec.dModel)) : 1.0f;
+  } else if (name.ends_with(".weight") && tensor.shape.size() == 2) {
+    radius = 1.0f / std::sqrt(static_cast<float>(tensor.shape[1]));
+  } else if (name.ends_with(".weight")) { // norm scales
+    center = 1.0f;
+    radius = 0.1f;
+  } else { // biases
+    radius = 0.1f;
+  }
+
+  // mt19937_64's sequence is fixed by the C++ standard; the uniform mapping is
+  // done by hand because std::uniform_real_distribution's is not.
+  std::mt19937_64 generator(seed ^ hashName(tensor.name));
+  std::vector<float> values(count);
+  for (float &value : values) {
+    double unit = static_cast<double>(generator() >> 11) * 0x1.0p-53; // [0, 1)
+    value = center + radius * static_cast<float>(2.0 * unit - 1.0);
+  }
+  return values;
+}
+
+bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_t seed,
+                         std::string *error) {
+  std::vector<TensorSpec> manifest = buildManifest(spec);
+  if (spec.dtype != DType::F32) {
+    *error = "init-weights writes f32 weights only; this model has dtype " +
+             std::string(safetensorsDType(spec.dtype));
+    return false;
+  }
+  std::vector<std::vector<float>> storage;
+  storage.reserve(manifest.size());
+  std::vector<tmr::TensorToWrite> tensors;
+  for (const TensorSpec &tensor : manifest) {
+    storage.push_back(initTensor(spec, tensor, seed));
+    tensors.push_back({tensor.name, TMR_F32, tensor.shape, storage.back().data()});
+  }
+  return tmr::writeSafetensors(path, tensors, error);
+}
+
+} // namespace tmc

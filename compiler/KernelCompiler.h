@@ -1,0 +1,37 @@
+//===- KernelCompiler.h - Kernel plan to objects ----------------*- C++ -*-===//
+//
+// The boundary between the MLIR side of the compiler and Halide: takes the
+// plan, lowers every kernel with its schedule and AOT-compiles it. Callers see
+// no Halide types.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelPlan.h"
+#include "compiler/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace tmc {
+
+struct KernelBuildRequest {
+  std::string workDir;      ///< where objects go
+  bool compileObjects = true;
+  bool wantStmt = false;    ///< collect Halide's lowered statements
+  bool wantAssembly = false;
+};
+
+struct KernelBuildResult {
+  std::string halideText;   ///< the `halide` stage: algorithm + schedule per kernel
+  std::string stmtText;     ///< the `stmt` stage (if asked)
+  std::string assemblyText; ///< the `asm` stage (if asked)
+  std::vector<std::string> objects; ///< kernel objects, then the Halide runtime object
+};
+
+/// Lowers every kernel of `plan` and compiles it for `target`.
+bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
+                  const KernelBuildRequest &request, KernelBuildResult *result,
+                  std::string *error);
+
+} // namespace tmc

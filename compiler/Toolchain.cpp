@@ -1,0 +1,141 @@
+//===- Toolchain.cpp - The system C++ compiler and linker -----------------===//
+
+#include "compiler/Toolchain.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <optional>
+
+namespace tmc {
+
+namespace {
+
+/// The runtime's headers and archives: $TMC_RUNTIME_DIR (holding include/
+/// and lib/) if set, else the locations of this build.
+std::string runtimeIncludeDir() {
+  if (const char *dir = std::getenv("TMC_RUNTIME_DIR"))
+    return std::string(dir) + "/include";
+  return TMC_RUNTIME_INCLUDE_DIR;
+}
+
+std::string runtimeLibDir() {
+  if (const char *dir = std::getenv("TMC_RUNTIME_DIR"))
+    return std::string(dir) + "/lib";
+  return TMC_RUNTIME_LIB_DIR;
+}
+
+std::string cxxCompiler() {
+  if (const char *cxx = std::getenv("CXX"); cxx && *cxx)
+    return cxx;
+  return "c++";
+}
+
+/// Runs `argv` and returns false with its diagnostics in *error on failure.
+bool run(std::vector<std::string> argv, std::string *error) {
+  auto program = llvm::sys::findProgramByName(argv[0]);
+  if (!program) {
+    *error = "cannot find the C++ compiler '" + argv[0] + "' on PATH (set CXX to choose one)";
+    return false;
+  }
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("tmc-tool", "log", log);
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0, &message);
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    output = (*buffer)->getBuffer().str();
+  llvm::sys::fs::remove(log);
+  if (rc == 0)
+    return true;
+  std::string command;
+  for (const std::string &arg : argv)
+    command += (command.empty() ? "" : " ") + arg;
+  *error = "command failed (" + (message.empty() ? "exit " + std::to_string(rc) : message) +
+           "): " + command + "\n" + output;
+  return false;
+}
+
+/// A unique temporary path beside `path`, so the final rename stays on one file system.
+std::string siblingTemp(const std::string &path) {
+  llvm::SmallString<256> model(path);
+  model += ".tmp-%%%%%%";
+  llvm::SmallString<256> temp;
+  llvm::sys::fs::createUniquePath(model, temp, /*MakeAbsolute=*/false);
+  return std::string(temp);
+}
+
+bool renameInto(const std::string &temp, const std::string &path, std::string *error) {
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    *error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool compileCxx(const std::string &source, const std::string &object, std::string *error) {
+  return run({cxxCompiler(), "-std=c++17", "-O2", "-c", "-I" + runtimeIncludeDir(),
+              "-I" TMC_HALIDE_INCLUDE_DIR, source, "-o", object},
+             error);
+}
+
+bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
+                    std::string *error) {
+  std::string temp = siblingTemp(output);
+  std::vector<std::string> argv = {cxxCompiler(), "-o", temp};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), {runtimeLibDir() + "/libtmr_main.a", runtimeLibDir() + "/libtmr_runtime.a",
+                           "-lpthread", "-ldl", "-lm"});
+  if (!run(argv, error)) {
+    llvm::sys::fs::remove(temp);
+    return false;
+  }
+  return renameInto(temp, output, error);
+}
+
+bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
+                     std::string *error) {
+  std::string temp = siblingTemp(output);
+  std::vector<std::string> argv = {cxxCompiler(), "-r", "-nostdlib", "-o", temp};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  if (!run(argv, error)) {
+    llvm::sys::fs::remove(temp);
+    return false;
+  }
+  return renameInto(temp, output, error);
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &contents,
+                         std::string *error) {
+  std::string temp = siblingTemp(path);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec) {
+      *error = "cannot write '" + path + "': " + ec.message();
+      return false;
+    }
+    os << contents;
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(temp);
+      *error = "cannot write '" + path + "': " + os.error().message();
+      os.clear_error();
+      return false;
+    }
+  }
+  return renameInto(temp, path, error);
+}
+
+} // namespace tmc

@@ -1,0 +1,32 @@
+//===- Toolchain.h - The system C++ compiler and linker ---------*- C++ -*-===//
+//
+// tmc compiles the generated executor and links the executable with the
+// system's C++ compiler (`c++`, or $CXX), against the runtime archives built
+// beside tmc. Every output file is written to a temporary name in the target
+// directory and renamed into place, so a failed compile leaves nothing behind.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tmc {
+
+/// Compiles one C++ source file to an object.
+bool compileCxx(const std::string &source, const std::string &object, std::string *error);
+
+/// Links objects with the runtime (tmr_main, tmr_runtime) into an executable
+/// at `output`, atomically.
+bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
+                    std::string *error);
+
+/// Combines objects into one relocatable object at `output` (`--emit=obj`), atomically.
+bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
+                     std::string *error);
+
+/// Writes `contents` to `path` through a temporary file and a rename.
+bool writeFileAtomically(const std::string &path, const std::string &contents,
+                         std::string *error);
+
+} // namespace tmc

@@ -1,0 +1,89 @@
+//===- AOT.cpp - Ahead-of-time compilation of Halide kernels --------------===//
+
+#include "compiler/halide/AOT.h"
+
+#include <map>
+#include <sstream>
+
+using namespace Halide;
+
+namespace tmc::halide {
+
+namespace {
+
+Target kernelTarget(const TargetInfo &info) {
+  // One runtime object serves every kernel of the executable.
+  return Target(info.halideTarget).with_feature(Target::NoRuntime);
+}
+
+template <typename Fn> bool catchHalide(Fn &&fn, std::string *error) {
+  try {
+    fn();
+    return true;
+  } catch (const Halide::Error &e) {
+    *error = e.what();
+  } catch (const std::exception &e) {
+    *error = e.what();
+  }
+  return false;
+}
+
+void printDefinition(std::ostream &os, const std::string &name,
+                     const std::vector<Expr> &args, const std::vector<Expr> &values,
+                     const char *op) {
+  os << "  " << name << "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    os << (i ? ", " : "") << args[i];
+  os << ") " << op << " ";
+  for (size_t i = 0; i < values.size(); ++i)
+    os << (i ? ", " : "") << values[i];
+  os << "\n";
+}
+
+} // namespace
+
+bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
+                   const TargetInfo &target, const KernelOutputs &outputs,
+                   std::string *error) {
+  std::map<OutputFileType, std::string> files;
+  if (!outputs.object.empty())
+    files[OutputFileType::object] = outputs.object;
+  if (!outputs.stmt.empty())
+    files[OutputFileType::stmt] = outputs.stmt;
+  if (!outputs.assembly.empty())
+    files[OutputFileType::assembly] = outputs.assembly;
+  return catchHalide(
+      [&] {
+        Func output = kernel.output;
+        output.compile_to(files, kernel.arguments, functionName, kernelTarget(target));
+      },
+      error);
+}
+
+bool compileRuntime(const TargetInfo &target, const std::string &objectPath,
+                    std::string *error) {
+  return catchHalide(
+      [&] { compile_standalone_runtime(objectPath, Target(target.halideTarget)); }, error);
+}
+
+std::string describeKernel(const std::string &name, const LoweredKernel &kernel,
+                           const Schedule &schedule) {
+  std::ostringstream os;
+  os << "kernel " << name << "(";
+  for (size_t i = 0; i < kernel.arguments.size(); ++i)
+    os << (i ? ", " : "") << kernel.arguments[i].name;
+  os << ") -> " << kernel.output.name() << "\n";
+  os << "  schedule: " << schedule.str() << "\n";
+  for (const Func &stage : kernel.stages) {
+    Func f = stage;
+    std::vector<Expr> args;
+    for (const Var &v : f.args())
+      args.push_back(v);
+    printDefinition(os, f.name(), args, {f.value()}, "=");
+    for (int u = 0; u < f.num_update_definitions(); ++u)
+      printDefinition(os, f.name(), f.update_args(u), {f.update_value(u)}, "<-");
+  }
+  return os.str();
+}
+
+} // namespace tmc::halide

@@ -1,0 +1,34 @@
+//===- AOT.h - Ahead-of-time compilation of Halide kernels ------*- C++ -*-===//
+#pragma once
+
+#include "compiler/halide/Lowering.h"
+#include "compiler/Target.h"
+
+#include <string>
+
+namespace tmc::halide {
+
+/// What to write for one kernel; an empty path skips that output.
+struct KernelOutputs {
+  std::string object;   ///< .o, compiled without the Halide runtime
+  std::string stmt;     ///< Halide's lowered statement
+  std::string assembly; ///< target assembly
+};
+
+/// AOT-compiles `kernel` as the C function `functionName`. Halide's errors come
+/// back as `*error` (Halide reports them as exceptions).
+bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
+                   const TargetInfo &target, const KernelOutputs &outputs,
+                   std::string *error);
+
+/// The Halide runtime (thread pool, allocator, error handling) compiled once
+/// for all kernels of an executable.
+bool compileRuntime(const TargetInfo &target, const std::string &objectPath,
+                    std::string *error);
+
+/// The `halide` stage text of one kernel: its Funcs' definitions and the
+/// schedule it was compiled with.
+std::string describeKernel(const std::string &name, const LoweredKernel &kernel,
+                           const Schedule &schedule);
+
+} // namespace tmc::halide

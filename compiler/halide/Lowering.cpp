@@ -1,0 +1,86 @@
+//===- Lowering.cpp - Dispatch and shared helpers -------------------------===//
+
+#include "compiler/halide/Lowering.h"
+
+#include <cmath>
+
+using namespace Halide;
+
+namespace tmc::halide {
+
+ImageParam makeInput(const BufferShape &shape, const std::string &name) {
+  ImageParam param(shape.isInt32 ? Int(32) : Float(32), static_cast<int>(shape.extents.size()),
+                   name);
+  Expr stride = 1;
+  for (size_t i = 0; i < shape.extents.size(); ++i) {
+    param.dim(i).set_min(0).set_stride(stride);
+    if (shape.extents[i] >= 0) {
+      param.dim(i).set_extent(static_cast<int>(shape.extents[i]));
+      stride = stride * static_cast<int>(shape.extents[i]);
+    }
+  }
+  return param;
+}
+
+void constrainOutput(Func &output, const BufferShape &shape) {
+  OutputImageParam buffer = output.output_buffer();
+  Expr stride = 1;
+  for (size_t i = 0; i < shape.extents.size(); ++i) {
+    buffer.dim(i).set_min(0).set_stride(stride);
+    if (shape.extents[i] >= 0) {
+      buffer.dim(i).set_extent(static_cast<int>(shape.extents[i]));
+      stride = stride * static_cast<int>(shape.extents[i]);
+    }
+  }
+}
+
+Expr applyActivation(const Expr &x, const std::string &kind) {
+  if (kind == "relu")
+    return max(x, 0.0f);
+  if (kind == "gelu")
+    return 0.5f * x * (1.0f + erf(x * static_cast<float>(M_SQRT1_2)));
+  if (kind == "gelu_tanh") {
+    const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
+    return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
+  }
+  if (kind == "silu")
+    return x / (1.0f + exp(-x));
+  return x;
+}
+
+Expr sinusoid(const Expr &c, const Expr &t, int64_t d) {
+  // The angle reaches max_seq radians: in f32 its rounding alone would cost
+  // 1e-4 absolute at position 1000, so the encoding is computed in double.
+  Expr pair = cast<double>((c / 2) * 2);
+  Expr angle = cast<double>(t) / pow(Expr(10000.0), pair / Expr(static_cast<double>(d)));
+  return cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
+}
+
+int vectorWidthFor(int64_t extent, int preferred) {
+  int width = preferred;
+  while (width > 1 && width > extent)
+    width /= 2;
+  return width;
+}
+
+LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
+  switch (kernel.kind) {
+  case KernelKind::Linear:
+    return lowerLinear(kernel, schedule);
+  case KernelKind::Attention:
+    return lowerAttention(kernel, schedule);
+  case KernelKind::Embed:
+    return lowerEmbed(kernel, schedule);
+  case KernelKind::AddPositions:
+    return lowerAddPositions(kernel, schedule);
+  case KernelKind::Add:
+  case KernelKind::Activation:
+    return lowerElementwise(kernel, schedule);
+  case KernelKind::LayerNorm:
+  case KernelKind::AddLayerNorm:
+    return lowerLayerNorm(kernel, schedule);
+  }
+  return {};
+}
+
+} // namespace tmc::halide

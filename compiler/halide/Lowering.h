@@ -1,0 +1,51 @@
+//===- Lowering.h - Kernels as Halide pipelines -----------------*- C++ -*-===//
+//
+// Each kernel kind has an algorithm (Halide Funcs) and applies a `Schedule`
+// given to it; nothing here chooses tile sizes. Buffers follow
+// `kernelSignature`: dense, dimension 0 innermost, the token count as the
+// only run-time extent, every static extent and stride declared so that
+// Halide compiles constant strides and checks the rest at entry.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelPlan.h"
+#include "compiler/Schedule.h"
+
+#include "Halide.h"
+
+#include <string>
+#include <vector>
+
+namespace tmc::halide {
+
+struct LoweredKernel {
+  Halide::Func output;
+  std::vector<Halide::Argument> arguments; ///< inputs, in signature order
+  std::vector<Halide::Func> stages;        ///< every Func, producers first (for --emit=halide)
+};
+
+/// Builds the algorithm of `kernel` and applies `schedule`.
+LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule);
+
+// Helpers shared by the per-kind lowerings.
+
+/// An input with the shape, dense strides and zero mins of `shape`.
+Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name);
+/// Declares the output buffer's static extents and dense strides.
+void constrainOutput(Halide::Func &output, const BufferShape &shape);
+/// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu".
+Halide::Expr applyActivation(const Halide::Expr &x, const std::string &kind);
+/// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double.
+Halide::Expr sinusoid(const Halide::Expr &c, const Halide::Expr &t, int64_t d);
+/// The largest vector width <= `preferred` that `extent` admits.
+int vectorWidthFor(int64_t extent, int preferred);
+
+LoweredKernel lowerLinear(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerAddPositions(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerLayerNorm(const KernelDesc &kernel, const Schedule &schedule);
+
+} // namespace tmc::halide

@@ -1,0 +1,148 @@
+//===- TMOps.cpp - Verifiers of the tm operations -------------------------===//
+//
+// The verifiers state the shape algebra of each op. A spec error that slipped
+// past the frontend, or a pass that built a wrong op, fails here with the op's
+// location, which points back at the spec line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tm/TMOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace tmc::tm;
+
+namespace {
+
+int64_t dim(Value value, unsigned index) {
+  return cast<ShapedType>(value.getType()).getDimSize(index);
+}
+
+/// Checks that `value`'s dimension `index` equals `expected`, treating a dynamic
+/// size on either side as unknown (it is checked at run time).
+LogicalResult expectDim(Operation *op, Value value, unsigned index,
+                        int64_t expected, StringRef what) {
+  int64_t actual = dim(value, index);
+  if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+      actual == expected)
+    return success();
+  return op->emitOpError() << what << " has size " << actual
+                           << " in dimension " << index << ", expected "
+                           << expected;
+}
+
+LogicalResult expectOneOf(Operation *op, StringRef attrName, StringRef value,
+                          ArrayRef<StringRef> allowed) {
+  if (llvm::is_contained(allowed, value))
+    return success();
+  auto diag = op->emitOpError() << "has " << attrName << " = \"" << value
+                                << "\"; expected one of";
+  for (StringRef candidate : allowed)
+    diag << " \"" << candidate << "\"";
+  return diag;
+}
+
+const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
+
+} // namespace
+
+#define GET_OP_CLASSES
+#include "dialects/tm/TMOps.cpp.inc"
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty tensor name");
+  auto type = cast<ShapedType>(getResult().getType());
+  if (!type.hasStaticShape())
+    return emitOpError("weight '") << getName() << "' must have a static shape";
+  return success();
+}
+
+LogicalResult EmbedOp::verify() {
+  if (getTable().getType().getRank() != 2)
+    return emitOpError("table must be [vocab, d_model]");
+  int64_t width = dim(getTable(), 1);
+  if (failed(expectDim(*this, getResult(), 1, width, "result")) ||
+      failed(expectOneOf(*this, "position", getPosition(),
+                         {"none", "sinusoidal", "learned"})))
+    return failure();
+  bool learned = getPosition() == "learned";
+  if (learned != static_cast<bool>(getPositions()))
+    return emitOpError("takes a positions table exactly when position = \"learned\"");
+  if (learned && (getPositions().getType().getRank() != 2 ||
+                  failed(expectDim(*this, getPositions(), 1, width, "positions"))))
+    return failure();
+  return success();
+}
+
+LogicalResult AddPositionsOp::verify() {
+  if (failed(expectOneOf(*this, "kind", getKind(), {"sinusoidal", "learned"})))
+    return failure();
+  bool learned = getKind() == "learned";
+  if (learned != static_cast<bool>(getTable()))
+    return emitOpError("takes a positions table exactly when kind = \"learned\"");
+  if (learned && (getTable().getType().getRank() != 2 ||
+                  failed(expectDim(*this, getTable(), 1, dim(getInput(), 1),
+                                   "positions table"))))
+    return failure();
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  int64_t out = dim(getWeight(), 0), in = dim(getWeight(), 1);
+  if (failed(expectDim(*this, getInput(), 1, in, "input")) ||
+      failed(expectDim(*this, getResult(), 1, out, "result")) ||
+      failed(expectDim(*this, getResult(), 0, dim(getInput(), 0), "result")) ||
+      failed(expectOneOf(*this, "activation", getActivation(), kActivations)))
+    return failure();
+  if (getBias() && failed(expectDim(*this, getBias(), 0, out, "bias")))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getHeads(), kvHeads = getKvHeads(), headDim = getHeadDim();
+  if (heads <= 0 || kvHeads <= 0 || headDim <= 0)
+    return emitOpError("needs positive heads, kv_heads and head_dim");
+  if (heads % kvHeads != 0)
+    return emitOpError("kv_heads (") << kvHeads << ") must divide heads ("
+                                     << heads << ")";
+  if (failed(expectDim(*this, getQuery(), 1, heads * headDim, "query")) ||
+      failed(expectDim(*this, getKey(), 1, kvHeads * headDim, "key")) ||
+      failed(expectDim(*this, getValue(), 1, kvHeads * headDim, "value")) ||
+      failed(expectDim(*this, getResult(), 1, heads * headDim, "result")))
+    return failure();
+  return success();
+}
+
+LogicalResult ActivationOp::verify() {
+  return expectOneOf(*this, "kind", getKind(),
+                     ArrayRef<StringRef>(kActivations).drop_front());
+}
+
+namespace {
+LogicalResult verifyNormParams(Operation *op, Value input, Value weight,
+                               Value bias, double eps) {
+  int64_t width = dim(input, 1);
+  if (failed(expectDim(op, weight, 0, width, "weight")) ||
+      failed(expectDim(op, bias, 0, width, "bias")) ||
+      failed(expectDim(op, op->getResult(0), 1, width, "result")))
+    return failure();
+  if (!(eps > 0))
+    return op->emitOpError("needs eps > 0");
+  return success();
+}
+} // namespace
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNormParams(*this, getInput(), getWeight(), getBias(),
+                          getEps().convertToDouble());
+}
+
+LogicalResult AddLayerNormOp::verify() {
+  if (getInput().getType() != getResidual().getType())
+    return emitOpError("input and residual must have the same type");
+  return verifyNormParams(*this, getInput(), getWeight(), getBias(),
+                          getEps().convertToDouble());
+}

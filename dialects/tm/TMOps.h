@@ -1,0 +1,13 @@
+//===- TMOps.h - Operations of the tm dialect -------------------*- C++ -*-===//
+#pragma once
+
+#include "dialects/tm/TMDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialects/tm/TMOps.h.inc"

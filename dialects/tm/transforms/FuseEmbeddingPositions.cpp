@@ -1,0 +1,46 @@
+//===- FuseEmbeddingPositions.cpp - Fold positions into the embedding -----===//
+
+#include "dialects/tm/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace tmc::tm {
+#define GEN_PASS_DEF_TMFUSEEMBEDDINGPOSITIONS
+#include "dialects/tm/Passes.h.inc"
+} // namespace tmc::tm
+
+using namespace mlir;
+using namespace tmc::tm;
+
+namespace {
+
+/// add_positions(embed(tokens, table)) -> embed(tokens, table) {position = kind}
+struct FoldPositionsIntoEmbed : OpRewritePattern<AddPositionsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddPositionsOp positions,
+                                PatternRewriter &rewriter) const override {
+    auto embed = positions.getInput().getDefiningOp<EmbedOp>();
+    if (!embed || embed.getPosition() != "none" || !embed->hasOneUse())
+      return rewriter.notifyMatchFailure(positions, "input is not a plain embed");
+    auto fused = rewriter.create<EmbedOp>(
+        rewriter.getFusedLoc({embed.getLoc(), positions.getLoc()}),
+        positions.getType(), embed.getTokens(), embed.getTable(),
+        positions.getTable(), embed.getScaleAttr(), positions.getKindAttr());
+    rewriter.replaceOp(positions, fused.getResult());
+    rewriter.eraseOp(embed);
+    return success();
+  }
+};
+
+struct FuseEmbeddingPositionsPass
+    : tmc::tm::impl::TMFuseEmbeddingPositionsBase<FuseEmbeddingPositionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldPositionsIntoEmbed>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

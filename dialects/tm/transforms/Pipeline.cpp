@@ -1,0 +1,27 @@
+//===- Pipeline.cpp - The model-level optimization pipeline ---------------===//
+
+#include "dialects/tm/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tmc::tm::buildOptimizationPipeline(OpPassManager &pm,
+                                        const OptimizationOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createCanonicalizerPass());
+  if (options.optLevel > 0) {
+    funcPm.addPass(createTMFuseEmbeddingPositions());
+    funcPm.addPass(createTMFuseLinearActivation());
+    funcPm.addPass(createTMFuseResidualNorm());
+  }
+  funcPm.addPass(createCSEPass());
+}
+
+void tmc::tm::registerAllPasses() {
+  registerTMPasses();
+  PassPipelineRegistration<>(
+      "tm-optimize", "The model-level pipeline of `tmc compile` (-O2)",
+      [](OpPassManager &pm) { buildOptimizationPipeline(pm, {}); });
+}

@@ -1,0 +1,30 @@
+//===- Manifest.h - The weight tensors a model expects -----------*- C++ -*-===//
+//
+// The canonical tensor names of docs/spec-language.md, in one stable order.
+// `tmc manifest` prints it, `tmc init-weights` writes it, the compiler embeds
+// it in the executable, which checks a weight file against it at load time.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/ModelSpec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmc {
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+};
+
+/// Every tensor the model reads, embeddings first, then stacks layer by layer.
+std::vector<TensorSpec> buildManifest(const ModelSpec &spec);
+
+/// "F32", "F16", "BF16": the safetensors dtype strings.
+const char *safetensorsDType(DType dtype);
+
+} // namespace tmc

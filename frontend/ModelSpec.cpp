@@ -1,0 +1,38 @@
+//===- ModelSpec.cpp - Names of the spec enumerations --------------------===//
+
+#include "frontend/ModelSpec.h"
+
+namespace tmc {
+
+const char *toString(PositionKind kind) {
+  switch (kind) {
+  case PositionKind::None: return "none";
+  case PositionKind::Sinusoidal: return "sinusoidal";
+  case PositionKind::Learned: return "learned";
+  case PositionKind::Rope: return "rope";
+  case PositionKind::Alibi: return "alibi";
+  }
+  return "?";
+}
+
+const char *toString(Activation kind) {
+  switch (kind) {
+  case Activation::Relu: return "relu";
+  case Activation::Gelu: return "gelu";
+  case Activation::GeluTanh: return "gelu_tanh";
+  case Activation::Silu: return "silu";
+  case Activation::SwiGLU: return "swiglu";
+  case Activation::GeGLU: return "geglu";
+  }
+  return "?";
+}
+
+const char *toString(NormKind kind) {
+  return kind == NormKind::LayerNorm ? "layernorm" : "rmsnorm";
+}
+
+const char *toString(NormPlacement placement) {
+  return placement == NormPlacement::Post ? "post" : "pre";
+}
+
+} // namespace tmc

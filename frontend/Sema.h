@@ -1,0 +1,51 @@
+//===- Sema.h - Checks a .tm syntax tree and gives it meaning -----*- C++ -*-===//
+//
+// Sema is the only place that knows what keys mean: it checks every key and
+// value, applies the defaults of docs/spec-language.md and produces the
+// ModelSpec that all later stages read. It reports every problem it can find
+// in one pass rather than stopping at the first.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/AST.h"
+#include "frontend/ModelSpec.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace tmc {
+
+class DiagnosticEngine;
+
+/// Checks `model`; std::nullopt if any error was reported.
+std::optional<ModelSpec> analyze(const ast::Model &model, DiagnosticEngine &diags);
+
+/// The keys of the model block, in documentation order.
+llvm::ArrayRef<llvm::StringRef> modelKeys();
+/// The keys of an `encoder { }` / `decoder { }` block, in documentation order.
+llvm::ArrayRef<llvm::StringRef> stackKeys();
+
+namespace sema {
+class ValueReader;
+
+/// What a stack's checks need to know about the rest of the model.
+struct StackContext {
+  bool isDecoder = false;
+  /// The model also has an encoder (so a decoder may cross-attend).
+  bool hasEncoder = false;
+  /// Whether to report valid-but-unimplemented features inside the stack;
+  /// off for a stack that is itself unsupported, to avoid a pile of errors.
+  bool reportUnsupported = true;
+};
+
+/// Checks one stack block against the already checked model keys in `model`
+/// and fills `out` with the keys' values and the defaults.
+void checkStack(ValueReader &reader, const ast::Stack &stack,
+                const ModelSpec &model, const StackContext &context,
+                StackSpec &out);
+} // namespace sema
+
+} // namespace tmc

@@ -1,0 +1,341 @@
+//===- safetensors.cpp - Opening, validating and checking weight files ----===//
+//
+// Everything in the header is untrusted: a malformed or hostile file must end
+// in a message naming the file and the tensor, never in a read outside the
+// mapping. All offset arithmetic is therefore done in uint64_t with explicit
+// overflow checks before any pointer is formed.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tmr {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// The reference implementation's limit; a larger header is a corrupt file.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+/// Safetensors dtypes that exist but that no model of ours consumes.
+constexpr const char *kOtherDtypes[] = {
+    "F64", "I64",  "I32",     "I16",     "I8",      "U64",     "U32",     "U16",
+    "U8",  "BOOL", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"};
+
+bool parseDtype(const std::string &text, tmr_dtype *dtype) {
+  for (tmr_dtype d : {TMR_F32, TMR_F16, TMR_BF16})
+    if (text == dtypeName(d)) {
+      *dtype = d;
+      return true;
+    }
+  return false;
+}
+
+std::string inQuotes(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 2);
+  out.append(1, '\'').append(name).append(1, '\'');
+  return out;
+}
+
+/// Reads a JSON integer into a uint64_t; false for any other JSON value or a
+/// negative number (which *negative then holds, for the message).
+bool getUnsigned(const Json &value, uint64_t *out, int64_t *negative) {
+  if (value.is_number_unsigned()) {
+    *out = value.get<uint64_t>();
+    return true;
+  }
+  if (value.is_number_integer()) {
+    int64_t v = value.get<int64_t>();
+    if (v >= 0) {
+      *out = static_cast<uint64_t>(v);
+      return true;
+    }
+    *negative = v;
+  }
+  return false;
+}
+
+} // namespace
+
+const char *dtypeName(tmr_dtype dtype) {
+  switch (dtype) {
+  case TMR_F32:
+    return "F32";
+  case TMR_F16:
+    return "F16";
+  case TMR_BF16:
+    return "BF16";
+  }
+  return "invalid-dtype";
+}
+
+size_t dtypeSize(tmr_dtype dtype) {
+  switch (dtype) {
+  case TMR_F32:
+    return 4;
+  case TMR_F16:
+  case TMR_BF16:
+    return 2;
+  }
+  return 0;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_)
+    ::munmap(map_, mapSize_);
+}
+
+std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
+                                                       std::string *error) {
+  auto fail = [&](const std::string &message) {
+    if (error)
+      *error = path + ": " + message;
+    return nullptr;
+  };
+
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  if (fileSize < 8) {
+    ::close(fd);
+    return fail("file too short (" + std::to_string(fileSize) +
+                " bytes) to be safetensors: it needs at least an 8-byte header length");
+  }
+  void *map = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapErrno = errno;
+  ::close(fd);
+  if (map == MAP_FAILED)
+    return fail(std::string("cannot mmap: ") + std::strerror(mapErrno));
+
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = path;
+  file->map_ = map;
+  file->mapSize_ = fileSize;
+  const unsigned char *bytes = static_cast<const unsigned char *>(map);
+
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | bytes[i];
+  if (headerSize > fileSize - 8)
+    return fail("header length " + std::to_string(headerSize) +
+                " is larger than the rest of the file (" + std::to_string(fileSize - 8) +
+                " bytes); the file is truncated or not safetensors");
+  if (headerSize > kMaxHeaderBytes)
+    return fail("header length " + std::to_string(headerSize) + " exceeds the limit of " +
+                std::to_string(kMaxHeaderBytes) + " bytes");
+
+  // nlohmann keeps the last of duplicate keys silently; a duplicate tensor
+  // name makes the file ambiguous, so catch it during parsing.
+  std::set<std::string> seenKeys;
+  std::string duplicate;
+  auto noteKeys = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 &&
+        !seenKeys.insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
+  Json header;
+  try {
+    header = Json::parse(headerBegin, headerBegin + headerSize, noteKeys);
+  } catch (const Json::exception &e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag.
+    if (size_t close = what.find("] ");
+        what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+      what = what.substr(close + 2);
+    return fail("header is not valid JSON: " + what);
+  }
+  if (!header.is_object())
+    return fail("header is not a JSON object");
+  if (!duplicate.empty())
+    return fail("header lists tensor " + inQuotes(duplicate) + " more than once");
+
+  const uint64_t dataSize = fileSize - 8 - headerSize;
+  const unsigned char *data = bytes + 8 + headerSize;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges; // [begin, end) per tensor
+  for (const auto &[name, entry] : header.items()) {
+    if (name == "__metadata__")
+      continue;
+    std::string what = "tensor " + inQuotes(name);
+    if (!entry.is_object())
+      return fail(what + ": entry is not a JSON object");
+    for (const char *field : {"dtype", "shape", "data_offsets"})
+      if (!entry.contains(field))
+        return fail(what + ": missing \"" + field + "\"");
+
+    const Json &dtypeJson = entry["dtype"];
+    if (!dtypeJson.is_string())
+      return fail(what + ": \"dtype\" is not a string");
+    std::string dtypeText = dtypeJson.get<std::string>();
+    TensorView view;
+    view.name = name;
+    if (!parseDtype(dtypeText, &view.dtype)) {
+      bool known = std::any_of(std::begin(kOtherDtypes), std::end(kOtherDtypes),
+                               [&](const char *d) { return dtypeText == d; });
+      if (known)
+        return fail(what + " has unsupported dtype " + dtypeText + " (supported: F32, F16, BF16)");
+      return fail(what + " has unknown dtype " + inQuotes(dtypeText));
+    }
+
+    const Json &shapeJson = entry["shape"];
+    if (!shapeJson.is_array())
+      return fail(what + ": \"shape\" is not an array of integers");
+    uint64_t elements = 1;
+    bool overflow = false;
+    for (const Json &dim : shapeJson) {
+      uint64_t d = 0;
+      int64_t negative = 0;
+      if (!getUnsigned(dim, &d, &negative)) {
+        if (negative < 0)
+          return fail(what + " has negative dimension " + std::to_string(negative) +
+                      " in \"shape\"");
+        return fail(what + ": \"shape\" is not an array of integers");
+      }
+      if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return fail(what + " has dimension " + std::to_string(d) + " out of range");
+      view.shape.push_back(static_cast<int64_t>(d));
+      overflow |= __builtin_mul_overflow(elements, d, &elements);
+    }
+    uint64_t expectedBytes = 0;
+    overflow |= __builtin_mul_overflow(elements, dtypeSize(view.dtype), &expectedBytes);
+    if (overflow)
+      return fail(what + " has shape " + formatShape(view.shape) +
+                  " whose byte size overflows 64 bits");
+
+    const Json &offsets = entry["data_offsets"];
+    uint64_t begin = 0, end = 0;
+    int64_t negative = 0;
+    if (!offsets.is_array() || offsets.size() != 2 || !getUnsigned(offsets[0], &begin, &negative) ||
+        !getUnsigned(offsets[1], &end, &negative))
+      return fail(what + ": \"data_offsets\" is not an array of two non-negative integers");
+    std::string range = "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+    if (begin > end)
+      return fail(what + " has " + range + " with begin > end");
+    if (end > dataSize)
+      return fail(what + " has " + range + " beyond the end of the data section (" +
+                  std::to_string(dataSize) + " bytes)");
+    if (end - begin != expectedBytes)
+      return fail(what + " has " + std::to_string(end - begin) + " bytes (" + range + ") but " +
+                  dtypeName(view.dtype) + " " + formatShape(view.shape) + " needs " +
+                  std::to_string(expectedBytes));
+
+    view.bytes = static_cast<size_t>(expectedBytes);
+    const unsigned char *p = data + begin;
+    if (reinterpret_cast<uintptr_t>(p) % dtypeSize(view.dtype) != 0) {
+      // The spec does not require alignment, but kernels read elements
+      // directly: keep an aligned private copy.
+      auto copy = std::make_unique<uint64_t[]>((view.bytes + 7) / 8);
+      std::memcpy(copy.get(), p, view.bytes);
+      p = reinterpret_cast<const unsigned char *>(copy.get());
+      file->copies_.push_back(std::move(copy));
+    }
+    view.data = p;
+    file->byName_.emplace(view.name, file->tensors_.size());
+    file->tensors_.push_back(std::move(view));
+    ranges.push_back({begin, end});
+  }
+
+  // Overlapping tensors would alias each other's weights.
+  std::vector<size_t> order(ranges.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
+  size_t previous = SIZE_MAX;
+  for (size_t i : order) {
+    if (ranges[i].first == ranges[i].second)
+      continue; // an empty tensor occupies no bytes
+    if (previous != SIZE_MAX && ranges[i].first < ranges[previous].second) {
+      auto describe = [&](size_t k) {
+        return inQuotes(file->tensors_[k].name) + " [" + std::to_string(ranges[k].first) + ", " +
+               std::to_string(ranges[k].second) + ")";
+      };
+      return fail("tensors " + describe(previous) + " and " + describe(i) + " overlap");
+    }
+    previous = i;
+  }
+  return file;
+}
+
+const TensorView *SafetensorsFile::find(std::string_view name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? nullptr : &tensors_[it->second];
+}
+
+bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
+                  const tmr_tensor_desc *expected, int32_t count, std::string *error) {
+  std::vector<std::string> problems;
+  if (count < 0 || (count > 0 && !expected)) {
+    problems.push_back("the model's manifest is invalid (" + std::to_string(count) + " tensors)");
+    count = 0;
+  }
+  std::set<std::string_view> expectedNames;
+  for (int32_t i = 0; i < count; ++i) {
+    const tmr_tensor_desc &desc = expected[i];
+    if (!desc.name || desc.rank < 0 || desc.rank > TMR_MAX_RANK) {
+      problems.push_back("the model's manifest entry " + std::to_string(i) + " is invalid");
+      continue;
+    }
+    expectedNames.insert(desc.name);
+    std::vector<int64_t> shape(desc.shape, desc.shape + desc.rank);
+    const TensorView *tensor = file.find(desc.name);
+    if (!tensor) {
+      problems.push_back("missing tensor " + inQuotes(desc.name) + " (expected " +
+                         dtypeName(desc.dtype) + " " + formatShape(shape) + ")");
+      continue;
+    }
+    if (tensor->dtype != desc.dtype)
+      problems.push_back("tensor " + inQuotes(desc.name) + " has dtype " +
+                         dtypeName(tensor->dtype) + ", expected " + dtypeName(desc.dtype));
+    if (tensor->shape != shape)
+      problems.push_back("tensor " + inQuotes(desc.name) + " has shape " +
+                         formatShape(tensor->shape) + ", expected " + formatShape(shape));
+  }
+  for (const TensorView &tensor : file.tensors())
+    if (!expectedNames.count(tensor.name))
+      problems.push_back("unexpected tensor " + inQuotes(tensor.name) +
+                         " (not in the model's manifest)");
+  if (problems.empty())
+    return true;
+
+  constexpr size_t kMaxLines = 20;
+  std::string message;
+  for (size_t i = 0; i < problems.size() && i < kMaxLines; ++i)
+    message += (i ? "\n" : "") + displayName + ": " + problems[i];
+  if (problems.size() > kMaxLines)
+    message += "\n" + displayName + ": ... and " + std::to_string(problems.size() - kMaxLines) +
+               " more problems";
+  if (error)
+    *error = std::move(message);
+  return false;
+}
+
+} // namespace tmr

@@ -1,0 +1,95 @@
+//===- safetensors.h - Reading and writing .safetensors weight files -*- C++ -*-===//
+//
+// The weight interchange format (https://github.com/huggingface/safetensors):
+// an 8-byte little-endian header length N, N bytes of JSON mapping each tensor
+// name to {dtype, shape, data_offsets}, then the raw data. Reading mmaps the
+// file and validates every header entry up front, so the model never sees a
+// tensor whose bytes are not all inside the file.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/tmr_abi.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tmr {
+
+/// "F32", "F16" or "BF16": the safetensors spelling of a dtype.
+const char *dtypeName(tmr_dtype dtype);
+/// Bytes per element of `dtype` (0 for a value outside the enum).
+size_t dtypeSize(tmr_dtype dtype);
+/// "[64, 32]"; "[]" for a scalar.
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// One tensor of an open SafetensorsFile.
+struct TensorView {
+  std::string name;
+  tmr_dtype dtype = TMR_F32;
+  std::vector<int64_t> shape;
+  /// Aligned for the dtype; valid while the file is open. Misaligned data in the
+  /// file is copied into storage the file owns.
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// A validated, memory-mapped safetensors file.
+class SafetensorsFile {
+public:
+  /// mmaps and validates `path`; nullptr + *error (naming the path) on any
+  /// problem: truncated file, bad header, unsupported dtype, inconsistent or
+  /// overlapping data offsets.
+  static std::unique_ptr<SafetensorsFile> open(const std::string &path, std::string *error);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile &) = delete;
+  SafetensorsFile &operator=(const SafetensorsFile &) = delete;
+
+  /// The tensor called `name`, or nullptr.
+  const TensorView *find(std::string_view name) const;
+  /// All tensors, in the order of the file's header.
+  const std::vector<TensorView> &tensors() const { return tensors_; }
+  const std::string &path() const { return path_; }
+
+private:
+  SafetensorsFile() = default;
+
+  std::string path_;
+  void *map_ = nullptr;
+  size_t mapSize_ = 0;
+  std::vector<TensorView> tensors_;
+  std::map<std::string, size_t, std::less<>> byName_;
+  /// Aligned copies of tensors whose bytes are misaligned in the file.
+  std::vector<std::unique_ptr<uint64_t[]>> copies_;
+};
+
+/// Checks the file against the model's expected tensors: every expected tensor
+/// present with the same dtype and shape, and no tensor in the file that the
+/// model does not expect. On failure returns false and sets *error to one line
+/// per problem (at most 20), each starting with `displayName`, naming the
+/// tensor and giving expected vs actual, e.g.
+///   "w.safetensors: tensor 'x' has shape [64, 32], expected [128, 32]"
+///   "w.safetensors: missing tensor 'embed.tokens' (expected F32 [100, 32])"
+bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
+                  const tmr_tensor_desc *expected, int32_t count, std::string *error);
+
+/// One tensor for writeSafetensors; `data` holds product(shape) elements.
+struct TensorToWrite {
+  std::string name;
+  tmr_dtype dtype = TMR_F32;
+  std::vector<int64_t> shape;
+  const void *data;
+};
+
+/// Writes a safetensors file atomically (temp file in the same directory +
+/// rename; nothing is left behind on failure). Tensors are stored in the given
+/// order, the data section starting 8-byte aligned.
+bool writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
+                      std::string *error);
+
+} // namespace tmr

@@ -1,0 +1,62 @@
+/*===- tmr_abi.h - The contract between generated executors and the runtime -===*
+ *
+ * A schema, versioned: the compiler's generated executor defines one
+ * `tmr_model_desc` and the runtime's main() drives it. Change a field only
+ * together with TMR_ABI_VERSION; the runtime refuses a mismatched model.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef TMR_ABI_H
+#define TMR_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TMR_ABI_VERSION 1
+#define TMR_MAX_RANK 4
+
+typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2 } tmr_dtype;
+
+/* One expected weight tensor, as `tmc manifest` lists it. */
+typedef struct tmr_tensor_desc {
+  const char *name;
+  int32_t rank;
+  int64_t shape[TMR_MAX_RANK];
+  tmr_dtype dtype;
+} tmr_tensor_desc;
+
+/* What one forward pass reads and writes. */
+typedef struct tmr_run_args {
+  const void *const *weights; /* in manifest order, each matching its desc */
+  const int32_t *tokens;      /* [num_tokens], each in [0, vocab) */
+  int64_t num_tokens;         /* in [1, max_seq] */
+  float *output;              /* [num_tokens, output_width], caller-owned */
+  int32_t num_threads;        /* 0: all cores */
+} tmr_run_args;
+
+/* Returns 0 on success, else writes a message into err (err_len bytes). */
+typedef int (*tmr_run_fn)(const tmr_run_args *args, char *err, size_t err_len);
+
+typedef struct tmr_model_desc {
+  uint32_t abi_version;       /* TMR_ABI_VERSION at compile time */
+  const char *name;           /* the spec's model name */
+  const char *output_kind;    /* "hidden" */
+  int64_t vocab;
+  int64_t max_seq;
+  int64_t output_width;
+  int32_t num_tensors;
+  const tmr_tensor_desc *tensors;
+  tmr_run_fn run;
+} tmr_model_desc;
+
+/* Defined by the generated executor. */
+const tmr_model_desc *tmr_model(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMR_ABI_H */

@@ -1,0 +1,241 @@
+//===- EndToEndTest.cpp - Compiled executables against the reference -----===//
+//
+// For every spec (examples/encoder-tiny.tm and tests/e2e/specs/*.tm): compile
+// it with the real `tmc`, make weights with `tmc init-weights`, run the
+// executable on a one-token and a max_seq-long input, and compare its .npy
+// output with the in-process reference evaluator. Also checks that the
+// executable stands alone (no LLVM/MLIR/Halide/fmt shared libraries).
+//
+// TMC_BIN and TMC_SOURCE_DIR come from CMake; the environment variable TMC_BIN
+// overrides the former, to try another build's compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Frontend.h"
+#include "runtime/npy.h"
+#include "tests/reference/Reference.h"
+#include "tests/reference/ReferenceWeights.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cctype>
+#include <sys/wait.h>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Relative error bound of the compiled f32 model against the f64 reference.
+constexpr double tolerance = 1e-4;
+
+std::string tmcPath() {
+  if (const char *fromEnv = std::getenv("TMC_BIN"); fromEnv && *fromEnv)
+    return fromEnv;
+  return TMC_BIN;
+}
+
+/// All specs under test, as paths relative to the source dir.
+std::vector<std::string> specFiles() {
+  std::vector<std::string> specs = {"examples/encoder-tiny.tm"};
+  fs::path dir = fs::path(TMC_SOURCE_DIR) / "tests/e2e/specs";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto &entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".tm")
+      found.push_back("tests/e2e/specs/" + entry.path().filename().string());
+  std::sort(found.begin(), found.end());
+  specs.insert(specs.end(), found.begin(), found.end());
+  return specs;
+}
+
+std::string quote(const std::string &text) {
+  std::string out = "'";
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct CommandResult {
+  int status = -1;
+  std::string output; // stdout and stderr together
+};
+
+CommandResult runCommand(const std::string &command) {
+  CommandResult result;
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) {
+    result.output = "popen failed for: " + command;
+    return result;
+  }
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
+  int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+/// Runs `command` and fails the test (returning false) unless it exits 0.
+bool runOk(const std::string &command, CommandResult *result = nullptr) {
+  CommandResult r = runCommand(command);
+  EXPECT_EQ(r.status, 0) << "command failed: " << command << "\n" << r.output;
+  if (result)
+    *result = r;
+  return r.status == 0;
+}
+
+std::string joinTokens(const std::vector<int32_t> &tokens) {
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (i)
+      out += ',';
+    out += std::to_string(tokens[i]);
+  }
+  return out;
+}
+
+/// A long input: up to max_seq tokens (capped to keep the reference quick),
+/// with a repeated token and the largest id, vocab - 1.
+std::vector<int32_t> longTokens(const tmc::ModelSpec &spec) {
+  int64_t count = std::min<int64_t>(spec.maxSeq, 128);
+  std::vector<int32_t> tokens;
+  for (int64_t i = 0; i < count; ++i)
+    tokens.push_back(static_cast<int32_t>((i * 7 + 3) % spec.vocab));
+  if (count >= 2)
+    tokens[1] = tokens[0];
+  tokens[count - 1] = static_cast<int32_t>(spec.vocab - 1);
+  return tokens;
+}
+
+/// A scratch directory, removed when the test passes and kept for a look
+/// when it fails.
+class ScratchDir {
+public:
+  ScratchDir() {
+    std::string pattern =
+        (fs::temp_directory_path() / "tmc-e2e-XXXXXX").string();
+    if (mkdtemp(pattern.data()))
+      path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (path.empty())
+      return;
+    if (::testing::Test::HasFailure())
+      std::fprintf(stderr, "kept %s for inspection\n", path.c_str());
+    else
+      fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+class EndToEnd : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EndToEnd, MatchesOracle) {
+  std::string specPath = (fs::path(TMC_SOURCE_DIR) / GetParam()).string();
+  ASSERT_TRUE(fs::exists(specPath)) << "missing spec " << specPath;
+  std::string tmc = tmcPath();
+  ASSERT_TRUE(fs::exists(tmc)) << "no compiler at " << tmc;
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  tmc::LoadedSpec loaded = tmc::loadSpec(specPath, diagStream);
+  diagStream.flush();
+  ASSERT_TRUE(loaded.spec.has_value()) << diagnostics;
+  const tmc::ModelSpec &spec = *loaded.spec;
+
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
+  std::string model = dir.path + "/model";
+  std::string weightsPath = dir.path + "/w.safetensors";
+  ASSERT_TRUE(runOk(quote(tmc) + " compile " + quote(specPath) + " -o " +
+                    quote(model)));
+  ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " +
+                    quote(weightsPath) + " --seed 7"));
+
+  // A fully static executable is fine too: ldd then exits 1 saying so.
+  CommandResult ldd = runCommand("ldd " + quote(model));
+  ASSERT_TRUE(ldd.status == 0 ||
+              ldd.output.find("not a dynamic executable") != std::string::npos)
+      << "ldd failed:\n"
+      << ldd.output;
+  for (const char *banned : {"libLLVM", "libMLIR", "Halide", "libfmt"})
+    EXPECT_EQ(ldd.output.find(banned), std::string::npos)
+        << "the executable links " << banned << ":\n"
+        << ldd.output;
+
+  std::string error;
+  auto weights = tmc::ref::ReferenceWeights::open(spec, weightsPath, &error);
+  ASSERT_TRUE(weights) << error;
+
+  int32_t oneToken = static_cast<int32_t>(std::min<int64_t>(1, spec.vocab - 1));
+  for (const std::vector<int32_t> &tokens :
+       {std::vector<int32_t>{oneToken}, longTokens(spec)}) {
+    std::string list = joinTokens(tokens);
+    SCOPED_TRACE("tokens " + list);
+    std::string outPath = dir.path + "/out.npy";
+    std::error_code ec;
+    fs::remove(outPath, ec);
+    if (!runOk(quote(model) + " --weights " + quote(weightsPath) +
+               " --tokens " + list + " --output " + quote(outPath)))
+      continue;
+
+    std::vector<int64_t> shape;
+    std::vector<float> actual;
+    ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &actual, &error)) << error;
+    int64_t count = static_cast<int64_t>(tokens.size());
+    std::vector<int64_t> expectedShape = {1, count, spec.outputWidth()};
+    ASSERT_EQ(shape, expectedShape);
+
+    auto expected =
+        tmc::ref::evaluate(spec, weights->lookup(), tokens, &error);
+    ASSERT_TRUE(expected) << error;
+    ASSERT_EQ(actual.size(), expected->size());
+
+    double maxDiff = 0.0, maxRef = 0.0;
+    size_t worst = 0;
+    bool finite = true;
+    for (size_t i = 0; i < actual.size(); ++i) {
+      finite = finite && std::isfinite(actual[i]);
+      double diff = std::abs(static_cast<double>(actual[i]) - (*expected)[i]);
+      if (diff > maxDiff) {
+        maxDiff = diff;
+        worst = i;
+      }
+      maxRef = std::max(maxRef, std::abs((*expected)[i]));
+    }
+    EXPECT_TRUE(finite) << "the executable wrote NaN or Inf";
+    double relative = maxDiff / std::max(maxRef, 1e-6);
+    int64_t width = spec.outputWidth();
+    std::printf("  %s, %lld tokens: relative error %.3g\n",
+                GetParam().c_str(), static_cast<long long>(count), relative);
+    EXPECT_LE(relative, tolerance)
+        << "max |a - b| = " << maxDiff << " over max |b| = " << maxRef
+        << " (relative " << relative << ") at position " << worst / width
+        << ", dim " << worst % width << ": executable " << actual[worst]
+        << ", reference " << (*expected)[worst];
+  }
+}
+
+std::string testName(const ::testing::TestParamInfo<std::string> &info) {
+  std::string name = fs::path(info.param).stem().string();
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, EndToEnd, ::testing::ValuesIn(specFiles()),
+                         testName);
+
+} // namespace

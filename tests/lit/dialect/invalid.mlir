@@ -1,0 +1,59 @@
+// RUN: tmc-opt %s --split-input-file --verify-diagnostics
+
+func.func @linear_width(%x: tensor<?x8xf32>) -> tensor<?x16xf32> {
+  %w = tm.weight "w" : tensor<16x4xf32>
+  // expected-error @+1 {{'tm.linear' op input has size 8 in dimension 1, expected 4}}
+  %y = tm.linear %x, %w {activation = "none"} : (tensor<?x8xf32>, tensor<16x4xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @linear_activation(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8x8xf32>
+  // expected-error @+1 {{has activation = "tanh"; expected one of "none" "relu" "gelu" "gelu_tanh" "silu"}}
+  %y = tm.linear %x, %w {activation = "tanh"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @gqa(%q: tensor<?x12xf32>, %k: tensor<?x8xf32>) -> tensor<?x12xf32> {
+  // expected-error @+1 {{kv_heads (2) must divide heads (3)}}
+  %a = tm.attention %q, %k, %k {heads = 3 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64} : (tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x12xf32>
+  return %a : tensor<?x12xf32>
+}
+
+// -----
+
+func.func @attention_width(%q: tensor<?x12xf32>) -> tensor<?x12xf32> {
+  // expected-error @+1 {{'tm.attention' op query has size 12 in dimension 1, expected 16}}
+  %a = tm.attention %q, %q, %q {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 4 : i64, scale = 0.5 : f64} : (tensor<?x12xf32>, tensor<?x12xf32>, tensor<?x12xf32>) -> tensor<?x12xf32>
+  return %a : tensor<?x12xf32>
+}
+
+// -----
+
+func.func @norm_eps(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{needs eps > 0}}
+  %y = tm.layer_norm %x, %w, %w {eps = 0.0 : f64} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @learned_without_table(%t: tensor<?xi32>) -> tensor<?x8xf32> {
+  %table = tm.weight "embed.tokens" : tensor<10x8xf32>
+  // expected-error @+1 {{takes a positions table exactly when position = "learned"}}
+  %x = tm.embed %t, %table {position = "learned", scale = 1.0 : f64} : (tensor<?xi32>, tensor<10x8xf32>) -> tensor<?x8xf32>
+  return %x : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @dynamic_weight() -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight 'w' must have a static shape}}
+  %w = tm.weight "w" : tensor<?x8xf32>
+  return %w : tensor<?x8xf32>
+}

@@ -1,0 +1,16 @@
+# lit configuration for tmc's IR, diagnostics and driver tests.
+import os
+import lit.formats
+
+config.name = "tmc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".tm", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tmc_obj_root, "tests", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tmc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%tmc-opt", os.path.join(config.tmc_tools_dir, "tmc-opt")))
+config.substitutions.append(("%tmc", os.path.join(config.tmc_tools_dir, "tmc")))
+config.substitutions.append(("%examples", os.path.join(config.tmc_src_root, "examples")))

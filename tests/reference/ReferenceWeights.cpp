@@ -1,0 +1,45 @@
+//===- ReferenceWeights.cpp - A weight file as the reference reads it -----===//
+
+#include "tests/reference/ReferenceWeights.h"
+
+#include "frontend/Manifest.h"
+
+namespace tmc::ref {
+
+std::unique_ptr<ReferenceWeights>
+ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
+                       std::string *error) {
+  std::unique_ptr<ReferenceWeights> weights(new ReferenceWeights());
+  weights->file = tmr::SafetensorsFile::open(path, error);
+  if (!weights->file)
+    return nullptr;
+  for (const TensorSpec &expected : buildManifest(spec)) {
+    const tmr::TensorView *tensor = weights->file->find(expected.name);
+    std::string problem;
+    if (!tensor)
+      problem = "missing tensor '" + expected.name + "'";
+    else if (tensor->dtype != TMR_F32)
+      problem = "tensor '" + expected.name + "' has dtype " +
+                tmr::dtypeName(tensor->dtype) + ", the reference reads F32";
+    else if (tensor->shape != expected.shape)
+      problem = "tensor '" + expected.name + "' has shape " +
+                tmr::formatShape(tensor->shape) + ", expected " +
+                tmr::formatShape(expected.shape);
+    if (!problem.empty()) {
+      if (error)
+        *error = path + ": " + problem;
+      return nullptr;
+    }
+    weights->byName[expected.name] = static_cast<const float *>(tensor->data);
+  }
+  return weights;
+}
+
+WeightLookup ReferenceWeights::lookup() const {
+  return [this](const std::string &name) -> const float * {
+    auto it = byName.find(name);
+    return it == byName.end() ? nullptr : it->second;
+  };
+}
+
+} // namespace tmc::ref

@@ -1,0 +1,38 @@
+//===- ReferenceWeights.h - A weight file as the reference reads it -*- C++ -*-===//
+//
+// Opens a safetensors file for the reference evaluator, after checking every
+// tensor of the spec's manifest against it (present, F32, same shape), so the
+// evaluator's raw pointers are known to cover the sizes it indexes.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/ModelSpec.h"
+#include "runtime/safetensors.h"
+#include "tests/reference/Reference.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace tmc::ref {
+
+/// A checked weight file; lookup() stays valid while this object lives.
+class ReferenceWeights {
+public:
+  /// nullptr + *error naming the file and tensor when the file cannot be read
+  /// or disagrees with the manifest of `spec`.
+  static std::unique_ptr<ReferenceWeights>
+  open(const ModelSpec &spec, const std::string &path, std::string *error);
+
+  /// Resolves manifest names only; anything else in the file reads as absent.
+  WeightLookup lookup() const;
+
+private:
+  ReferenceWeights() = default;
+
+  std::unique_ptr<tmr::SafetensorsFile> file;
+  std::map<std::string, const float *, std::less<>> byName;
+};
+
+} // namespace tmc::ref
