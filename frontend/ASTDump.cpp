@@ -1,4 +1,5 @@
-//===- ASTDump.cpp - The --emit=ast tree dump ------------------------------===//
+//===- ASTDump.cpp - The --emit=ast tree dump
+//------------------------------===//
 //
 // One node per line, indented two spaces per level, each ending in
 // `@line:col`. Tests match this text with FileCheck, so keep it stable.
@@ -97,7 +98,8 @@ private:
 
 } // namespace
 
-void dumpAST(const ast::Model &model, const SourceMgr &sourceMgr, raw_ostream &os) {
+void dumpAST(const ast::Model &model, const SourceMgr &sourceMgr,
+             raw_ostream &os) {
   ASTDumper(sourceMgr, os).dump(model);
 }
 

@@ -5,9 +5,9 @@
 #include "frontend/Lexer.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 using namespace llvm;
 
@@ -15,6 +15,23 @@ namespace tmc {
 
 /// Enough to show every mistake in a real spec.
 static constexpr unsigned kMaxShownErrors = 100;
+
+namespace {
+/// Holds a diagnostic's text until flush(), coloured (or not) as it would be
+/// if printed straight to `final`: a terminal gets colours, a pipe does not,
+/// and `--color` still decides over both.
+class BufferFor : public raw_string_ostream {
+public:
+  BufferFor(std::string &text, const raw_ostream &final)
+      : raw_string_ostream(text), finalHasColors(final.has_colors()) {
+    enable_colors(true);
+  }
+  bool has_colors() const override { return finalHasColors; }
+
+private:
+  bool finalHasColors;
+};
+} // namespace
 
 SMRange DiagnosticEngine::tokenRange(SMLoc loc) const {
   unsigned bufferId = sourceMgr.FindBufferContainingLoc(loc);
@@ -43,9 +60,7 @@ void DiagnosticEngine::report(SMLoc loc, SourceMgr::DiagKind kind,
   }
   if (kind != SourceMgr::DK_Note || pending.empty())
     pending.push_back({loc, std::string()});
-  raw_string_ostream text(pending.back().text);
-  // Colours are decided by the final stream, not by this buffer.
-  text.enable_colors(os.has_colors());
+  BufferFor text(pending.back().text, os);
 
   SmallVector<SMRange, 1> ranges;
   if (SMRange range = tokenRange(loc); range.isValid())
@@ -63,7 +78,8 @@ void DiagnosticEngine::report(SMLoc loc, SourceMgr::DiagKind kind,
 
 void DiagnosticEngine::flush() {
   auto position = [&](SMLoc loc) {
-    return std::make_pair(loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc) : 0u,
+    return std::make_pair(loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc)
+                                        : 0u,
                           loc.getPointer());
   };
   std::stable_sort(pending.begin(), pending.end(),
@@ -81,7 +97,8 @@ void DiagnosticEngine::flush() {
   hidden = 0;
 }
 
-void DiagnosticEngine::error(SMLoc loc, const Twine &message, const Twine &hint) {
+void DiagnosticEngine::error(SMLoc loc, const Twine &message,
+                             const Twine &hint) {
   ++errors;
   report(loc, SourceMgr::DK_Error, message, {}, hint);
 }
@@ -96,7 +113,8 @@ void DiagnosticEngine::errorWithFix(SMLoc loc, const Twine &message,
   report(loc, SourceMgr::DK_Error, message, fix, hint);
 }
 
-void DiagnosticEngine::warning(SMLoc loc, const Twine &message, const Twine &hint) {
+void DiagnosticEngine::warning(SMLoc loc, const Twine &message,
+                               const Twine &hint) {
   ++warnings;
   report(loc, SourceMgr::DK_Warning, message, {}, hint);
 }

@@ -1,4 +1,5 @@
-//===- Diagnostics.h - Located errors, warnings and notes ---------*- C++ -*-===//
+//===- Diagnostics.h - Located errors, warnings and notes ---------*- C++
+//-*-===//
 //
 // Every stage of the frontend reports through one engine so that a file's
 // diagnostics come out in a single format (llvm::SourceMgr's: `file:line:col:
@@ -34,7 +35,8 @@ public:
   DiagnosticEngine &operator=(const DiagnosticEngine &) = delete;
 
   /// An error at `loc`, underlining the token that starts there. A non-empty
-  /// `hint` follows as an unlocated `note:` line (e.g. "did you mean 'd_model'?").
+  /// `hint` follows as an unlocated `note:` line (e.g. "did you mean
+  /// 'd_model'?").
   void error(llvm::SMLoc loc, const llvm::Twine &message,
              const llvm::Twine &hint = llvm::Twine());
   /// Same, with the suggested replacement for the underlined token shown under
@@ -43,7 +45,8 @@ public:
                     llvm::StringRef replacement, const llvm::Twine &hint);
   void warning(llvm::SMLoc loc, const llvm::Twine &message,
                const llvm::Twine &hint = llvm::Twine());
-  /// A located note that belongs to the error or warning reported just before it.
+  /// A located note that belongs to the error or warning reported just before
+  /// it.
   void note(llvm::SMLoc loc, const llvm::Twine &message);
 
   /// Prints what was reported so far, ordered by location (a diagnostic keeps

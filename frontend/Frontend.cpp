@@ -16,7 +16,8 @@ static LoadedSpec loadBuffer(std::unique_ptr<MemoryBuffer> buffer,
                              raw_ostream &diagnostics) {
   LoadedSpec result;
   result.sourceMgr = std::make_unique<SourceMgr>();
-  unsigned id = result.sourceMgr->AddNewSourceBuffer(std::move(buffer), SMLoc());
+  unsigned id =
+      result.sourceMgr->AddNewSourceBuffer(std::move(buffer), SMLoc());
   DiagnosticEngine diags(*result.sourceMgr, diagnostics);
 
   Parser parser(result.sourceMgr->getMemoryBuffer(id)->getBuffer(), diags);

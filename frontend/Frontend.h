@@ -1,4 +1,5 @@
-//===- Frontend.h - Load a .tm spec: read, parse, check -----------*- C++ -*-===//
+//===- Frontend.h - Load a .tm spec: read, parse, check -----------*- C++
+//-*-===//
 //
 // The one entry point the driver and the tools use. Everything it finds wrong
 // is printed, with location, to the given stream; the caller decides the exit
@@ -19,23 +20,30 @@
 
 namespace tmc {
 
-/// One spec file: the source it came from, its syntax tree, and (if it passed the checks) its meaning.
+/// One spec file: the source it came from, its syntax tree, and (if it passed
+/// the checks) its meaning.
 struct LoadedSpec {
   std::unique_ptr<llvm::SourceMgr> sourceMgr;
-  std::unique_ptr<ast::Model> ast;   // set when the file parsed without errors
-  std::optional<ModelSpec> spec;     // set when it also passed every semantic check
+  std::unique_ptr<ast::Model> ast; // set when the file parsed without errors
+  std::optional<ModelSpec> spec; // set when it also passed every semantic check
   unsigned errorCount = 0, warningCount = 0;
   bool ok() const { return spec.has_value(); }
 };
 
-/// Reads, parses and checks `path`; every diagnostic is printed to `diagnostics` as
-/// `file:line:col: error: message`, the source line, and a caret (llvm::SourceMgr::PrintMessage format).
+/// Reads, parses and checks `path`; every diagnostic is printed to
+/// `diagnostics` as `file:line:col: error: message`, the source line, and a
+/// caret (llvm::SourceMgr::PrintMessage format).
 /// `-` reads standard input.
 LoadedSpec loadSpec(llvm::StringRef path, llvm::raw_ostream &diagnostics);
-/// Same for a spec held in memory; `bufferName` stands in for the file name in diagnostics.
-LoadedSpec loadSpecFromString(llvm::StringRef source, llvm::StringRef bufferName, llvm::raw_ostream &diagnostics);
+/// Same for a spec held in memory; `bufferName` stands in for the file name in
+/// diagnostics.
+LoadedSpec loadSpecFromString(llvm::StringRef source,
+                              llvm::StringRef bufferName,
+                              llvm::raw_ostream &diagnostics);
 
-/// The --emit=ast dump: an indented tree with line:col of each node (stable format, tested with FileCheck).
-void dumpAST(const ast::Model &model, const llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
+/// The --emit=ast dump: an indented tree with line:col of each node (stable
+/// format, tested with FileCheck).
+void dumpAST(const ast::Model &model, const llvm::SourceMgr &sourceMgr,
+             llvm::raw_ostream &os);
 
 } // namespace tmc

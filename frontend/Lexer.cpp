@@ -17,33 +17,54 @@ namespace tmc {
 
 const char *describe(Token::Kind kind) {
   switch (kind) {
-  case Token::Kind::Identifier: return "an identifier";
-  case Token::Kind::Integer: return "an integer";
-  case Token::Kind::Float: return "a float";
-  case Token::Kind::DotDot: return "'..'";
-  case Token::Kind::LBrace: return "'{'";
-  case Token::Kind::RBrace: return "'}'";
-  case Token::Kind::LParen: return "'('";
-  case Token::Kind::RParen: return "')'";
-  case Token::Kind::LBracket: return "'['";
-  case Token::Kind::RBracket: return "']'";
-  case Token::Kind::Equal: return "'='";
-  case Token::Kind::Comma: return "','";
-  case Token::Kind::Semicolon: return "';'";
-  case Token::Kind::Plus: return "'+'";
-  case Token::Kind::Newline: return "newline";
-  case Token::Kind::EndOfFile: return "end of file";
-  case Token::Kind::Error: return "an invalid token";
+  case Token::Kind::Identifier:
+    return "an identifier";
+  case Token::Kind::Integer:
+    return "an integer";
+  case Token::Kind::Float:
+    return "a float";
+  case Token::Kind::DotDot:
+    return "'..'";
+  case Token::Kind::LBrace:
+    return "'{'";
+  case Token::Kind::RBrace:
+    return "'}'";
+  case Token::Kind::LParen:
+    return "'('";
+  case Token::Kind::RParen:
+    return "')'";
+  case Token::Kind::LBracket:
+    return "'['";
+  case Token::Kind::RBracket:
+    return "']'";
+  case Token::Kind::Equal:
+    return "'='";
+  case Token::Kind::Comma:
+    return "','";
+  case Token::Kind::Semicolon:
+    return "';'";
+  case Token::Kind::Plus:
+    return "'+'";
+  case Token::Kind::Newline:
+    return "newline";
+  case Token::Kind::EndOfFile:
+    return "end of file";
+  case Token::Kind::Error:
+    return "an invalid token";
   }
   return "a token";
 }
 
 std::string Token::describe() const {
   switch (kind) {
-  case Kind::Identifier: return ("identifier '" + spelling + "'").str();
-  case Kind::Integer: return ("integer " + spelling).str();
-  case Kind::Float: return ("float " + spelling).str();
-  default: return tmc::describe(kind);
+  case Kind::Identifier:
+    return ("identifier '" + spelling + "'").str();
+  case Kind::Integer:
+    return ("integer " + spelling).str();
+  case Kind::Float:
+    return ("float " + spelling).str();
+  default:
+    return tmc::describe(kind);
   }
 }
 
@@ -71,8 +92,9 @@ static bool isIdentChar(char c) { return isAlnum(c) || c == '_'; }
 
 /// The characters a token can start with; anything else is stray.
 static bool startsToken(char c) {
-  return isIdentStart(c) || isDigit(c) || StringRef("{}()[]=,;+.#-").contains(c) ||
-         c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  return isIdentStart(c) || isDigit(c) ||
+         StringRef("{}()[]=,;+.#-").contains(c) || c == ' ' || c == '\t' ||
+         c == '\r' || c == '\n';
 }
 
 Token Lexer::next() {
@@ -80,23 +102,49 @@ Token Lexer::next() {
     const char *start = cur;
     char c = *cur;
     switch (c) {
-    case ' ': case '\t': case '\r': case '\f': case '\v':
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\f':
+    case '\v':
       ++cur;
       continue;
     case '#':
       skipComment();
       continue;
-    case '\n': ++cur; return make(Token::Kind::Newline, start);
-    case '{': ++cur; return make(Token::Kind::LBrace, start);
-    case '}': ++cur; return make(Token::Kind::RBrace, start);
-    case '(': ++cur; return make(Token::Kind::LParen, start);
-    case ')': ++cur; return make(Token::Kind::RParen, start);
-    case '[': ++cur; return make(Token::Kind::LBracket, start);
-    case ']': ++cur; return make(Token::Kind::RBracket, start);
-    case '=': ++cur; return make(Token::Kind::Equal, start);
-    case ',': ++cur; return make(Token::Kind::Comma, start);
-    case ';': ++cur; return make(Token::Kind::Semicolon, start);
-    case '+': ++cur; return make(Token::Kind::Plus, start);
+    case '\n':
+      ++cur;
+      return make(Token::Kind::Newline, start);
+    case '{':
+      ++cur;
+      return make(Token::Kind::LBrace, start);
+    case '}':
+      ++cur;
+      return make(Token::Kind::RBrace, start);
+    case '(':
+      ++cur;
+      return make(Token::Kind::LParen, start);
+    case ')':
+      ++cur;
+      return make(Token::Kind::RParen, start);
+    case '[':
+      ++cur;
+      return make(Token::Kind::LBracket, start);
+    case ']':
+      ++cur;
+      return make(Token::Kind::RBracket, start);
+    case '=':
+      ++cur;
+      return make(Token::Kind::Equal, start);
+    case ',':
+      ++cur;
+      return make(Token::Kind::Comma, start);
+    case ';':
+      ++cur;
+      return make(Token::Kind::Semicolon, start);
+    case '+':
+      ++cur;
+      return make(Token::Kind::Plus, start);
     case '.':
       if (cur + 1 < end && cur[1] == '.') {
         cur += 2;
@@ -154,8 +202,8 @@ Token Lexer::lexNumber(const char *start) {
         ++cur;
     }
   }
-  if (cur < end && (isIdentChar(*cur) || (*cur == '.' && cur + 1 < end &&
-                                          cur[1] != '.'))) {
+  if (cur < end &&
+      (isIdentChar(*cur) || (*cur == '.' && cur + 1 < end && cur[1] != '.'))) {
     const char *bad = cur;
     while (cur < end && (isIdentChar(*cur) || *cur == '.'))
       ++cur;
@@ -164,7 +212,8 @@ Token Lexer::lexNumber(const char *start) {
     return make(Token::Kind::Error, start);
   }
 
-  Token token = make(isFloat ? Token::Kind::Float : Token::Kind::Integer, start);
+  Token token =
+      make(isFloat ? Token::Kind::Float : Token::Kind::Integer, start);
   if (!isFloat) {
     if (token.spelling.getAsInteger(10, token.intValue)) {
       error(start, "integer literal " + token.spelling +
@@ -183,10 +232,10 @@ Token Lexer::lexNumber(const char *start) {
   }
   // getAsDouble accepts underflow as an inexact result: 1e-999 would
   // silently become 0.
-  StringRef mantissa = token.spelling.take_until([](char c) {
-    return c == 'e' || c == 'E';
-  });
-  if (token.floatValue == 0 && mantissa.find_first_of("123456789") != StringRef::npos) {
+  StringRef mantissa =
+      token.spelling.take_until([](char c) { return c == 'e' || c == 'E'; });
+  if (token.floatValue == 0 &&
+      mantissa.find_first_of("123456789") != StringRef::npos) {
     error(start, "float literal " + token.spelling +
                      " is too small for a 64-bit float (it would be 0)");
     token.kind = Token::Kind::Error;
@@ -198,8 +247,7 @@ Token Lexer::lexNumber(const char *start) {
 static unsigned validUTF8Length(const char *p, const char *end) {
   auto *u = reinterpret_cast<const UTF8 *>(p);
   unsigned length = getNumBytesForUTF8(*u);
-  if (length == 0 || p + length > end ||
-      !isLegalUTF8Sequence(u, u + length))
+  if (length == 0 || p + length > end || !isLegalUTF8Sequence(u, u + length))
     return 0;
   return length;
 }
@@ -209,7 +257,8 @@ Token Lexer::lexStray(const char *start) {
   if (c >= 0x80) {
     unsigned length = validUTF8Length(cur, end);
     if (length == 0) {
-      error(cur, "invalid UTF-8 byte 0x" + Twine(utohexstr(c, /*LowerCase=*/false)) +
+      error(cur, "invalid UTF-8 byte 0x" +
+                     Twine(utohexstr(c, /*LowerCase=*/false)) +
                      " (spec files must be UTF-8)");
       ++cur;
     } else {
@@ -218,7 +267,8 @@ Token Lexer::lexStray(const char *start) {
       cur += length;
     }
   } else if (c == ':') {
-    error(cur, "unexpected character ':'", "keys are set with '=': key = value");
+    error(cur, "unexpected character ':'",
+          "keys are set with '=': key = value");
     ++cur;
   } else if (c == '.') {
     error(cur, "unexpected character '.'",
@@ -239,7 +289,8 @@ Token Lexer::lexStray(const char *start) {
 }
 
 void Lexer::skipComment() {
-  bool reported = false; // once per comment: a binary blob would flood otherwise
+  bool reported =
+      false; // once per comment: a binary blob would flood otherwise
   while (cur < end && *cur != '\n') {
     if (static_cast<unsigned char>(*cur) < 0x80) {
       ++cur;

@@ -1,4 +1,5 @@
-//===- Lexer.h - Splits a .tm buffer into tokens ------------------*- C++ -*-===//
+//===- Lexer.h - Splits a .tm buffer into tokens ------------------*- C++
+//-*-===//
 //
 // Newlines are tokens because they end statements; the parser skips them where
 // they carry no meaning. Malformed input (a stray character, invalid UTF-8, an

@@ -42,7 +42,8 @@ struct StackSpec {
   NormSpec norm;
   std::optional<NormSpec> finalNorm;
   bool bias = true;
-  /// Attends to the encoder's output (only in the decoder of an encoder-decoder model).
+  /// Attends to the encoder's output (only in the decoder of an
+  /// encoder-decoder model).
   bool crossAttention = false;
   // Locations of the keys, for diagnostics and op locations further down.
   llvm::SMLoc attentionLoc, ffnLoc, normLoc;

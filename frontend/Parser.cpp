@@ -158,7 +158,8 @@ void Parser::parseBlockBody(Level level, SMLoc open, StringRef blockName,
   }
 }
 
-void Parser::parseStatement(Level level, std::vector<ast::Assignment> &assignments,
+void Parser::parseStatement(Level level,
+                            std::vector<ast::Assignment> &assignments,
                             ast::Stack *stack, ast::Model *model) {
   if (!tok.is(Kind::Identifier)) {
     errorExpected(level == Level::Stack ? "a key or 'layers A..B { }'"
@@ -169,7 +170,8 @@ void Parser::parseStatement(Level level, std::vector<ast::Assignment> &assignmen
   openBrackets = 0;
   Token name = tok;
   consume();
-  bool isStackKeyword = name.spelling == "encoder" || name.spelling == "decoder";
+  bool isStackKeyword =
+      name.spelling == "encoder" || name.spelling == "decoder";
   if (level == Level::Model && isStackKeyword) {
     skipNewlines(); // `encoder` and `{` on separate lines is still a stack
     if (tok.is(Kind::LBrace)) {
@@ -194,8 +196,10 @@ void Parser::parseStatement(Level level, std::vector<ast::Assignment> &assignmen
                                   "' blocks belong at model level, not inside "
                                   "another block");
     else if (level == Level::Override)
-      diags.error(name.loc(), "blocks cannot be nested inside 'layers A..B { }'");
-    else if (StringRef guess = closestMatch(name.spelling, {"encoder", "decoder"});
+      diags.error(name.loc(),
+                  "blocks cannot be nested inside 'layers A..B { }'");
+    else if (StringRef guess =
+                 closestMatch(name.spelling, {"encoder", "decoder"});
              level == Level::Model && !guess.empty())
       diags.errorWithFix(name.loc(), "unknown block '" + name.spelling + "'",
                          guess, "did you mean '" + guess + "'?");
@@ -214,14 +218,15 @@ void Parser::parseStatement(Level level, std::vector<ast::Assignment> &assignmen
   recoverStatement();
 }
 
-bool Parser::parseAssignmentRest(Token key, std::vector<ast::Assignment> &assignments) {
-  ast::ValuePtr value;
+bool Parser::parseAssignmentRest(Token key,
+                                 std::vector<ast::Assignment> &assignments) {
+  // Caught here rather than in parseTerm to name the key in the message.
   if (tok.is(Kind::Newline) || tok.is(Kind::Semicolon) ||
       tok.is(Kind::RBrace) || tok.is(Kind::EndOfFile)) {
     errorExpected(("a value for '" + key.spelling + "'").str());
     return false;
   }
-  value = parseValue();
+  ast::ValuePtr value = parseValue();
   if (!value)
     return false;
   assignments.push_back({key.spelling.str(), key.loc(), std::move(value)});
@@ -277,8 +282,8 @@ void Parser::parseOverride(Token keyword, ast::Stack &stack) {
   }
   SMLoc open = tok.loc();
   consume();
-  parseBlockBody(Level::Override, open, "layers", override.assignments,
-                 nullptr, nullptr);
+  parseBlockBody(Level::Override, open, "layers", override.assignments, nullptr,
+                 nullptr);
   stack.overrides.push_back(std::move(override));
 }
 
@@ -355,7 +360,8 @@ ast::ValuePtr Parser::parseTerm() {
 }
 
 ast::ValuePtr Parser::parseCall(Token callee) {
-  auto call = std::make_unique<ast::Value>(ast::Value::Kind::Call, callee.loc());
+  auto call =
+      std::make_unique<ast::Value>(ast::Value::Kind::Call, callee.loc());
   call->name = callee.spelling.str();
   consume(); // (
   ++openBrackets;

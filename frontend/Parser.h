@@ -1,4 +1,5 @@
-//===- Parser.h - Recursive-descent parser for .tm specs ----------*- C++ -*-===//
+//===- Parser.h - Recursive-descent parser for .tm specs ----------*- C++
+//-*-===//
 //
 // Builds the syntax tree of docs/spec-language.md without interpreting keys.
 // On a syntax error it reports "expected X, found Y", skips to the next
@@ -45,7 +46,8 @@ private:
                       ast::Stack *stack, ast::Model *model);
   void parseStatement(Level level, std::vector<ast::Assignment> &assignments,
                       ast::Stack *stack, ast::Model *model);
-  bool parseAssignmentRest(Token key, std::vector<ast::Assignment> &assignments);
+  bool parseAssignmentRest(Token key,
+                           std::vector<ast::Assignment> &assignments);
   bool expectStatementEnd(llvm::StringRef key);
   void parseStack(Token keyword, ast::Model &model);
   void parseOverride(Token keyword, ast::Stack &stack);

@@ -12,8 +12,8 @@ using namespace sema;
 
 ArrayRef<StringRef> modelKeys() {
   static const StringRef keys[] = {
-      "vocab",    "d_model",          "max_seq", "position", "embed_scale",
-      "embed_norm", "segments", "share_embeddings", "output", "dtype"};
+      "vocab",      "d_model",  "max_seq",          "position", "embed_scale",
+      "embed_norm", "segments", "share_embeddings", "output",   "dtype"};
   return keys;
 }
 
@@ -57,13 +57,15 @@ private:
         if (std::optional<int64_t> value = reader.integer(*a->value, r.name, 1))
           spec.*r.field = *value;
       } else if (!reader.wasSuggested(r.name)) {
-        diags.error(model.loc, "missing required key '" + r.name +
-                                   "' in model '" + model.name + "'",
+        diags.error(model.loc,
+                    "missing required key '" + r.name + "' in model '" +
+                        model.name + "'",
                     "add " + r.name + " = ... to the model block");
       }
     }
     if (const ast::Assignment *a = key("segments"))
-      if (std::optional<int64_t> value = reader.integer(*a->value, "segments", 0))
+      if (std::optional<int64_t> value =
+              reader.integer(*a->value, "segments", 0))
         spec.segments = *value;
   }
 
@@ -73,12 +75,13 @@ private:
       return;
     spec.positionLoc = a->loc;
     static const StringRef theta[] = {"theta"};
-    const Choice choices[] = {{"sinusoidal"}, {"learned"}, {"none"},
-                              {"rope", theta}, {"alibi"}};
-    const PositionKind kinds[] = {PositionKind::Sinusoidal, PositionKind::Learned,
-                                  PositionKind::None, PositionKind::Rope,
-                                  PositionKind::Alibi};
-    std::optional<Chosen> chosen = reader.choose(*a->value, "position", choices);
+    const Choice choices[] = {
+        {"sinusoidal"}, {"learned"}, {"none"}, {"rope", theta}, {"alibi"}};
+    const PositionKind kinds[] = {PositionKind::Sinusoidal,
+                                  PositionKind::Learned, PositionKind::None,
+                                  PositionKind::Rope, PositionKind::Alibi};
+    std::optional<Chosen> chosen =
+        reader.choose(*a->value, "position", choices);
     if (!chosen)
       return;
     spec.position = kinds[chosen->index];
@@ -93,10 +96,12 @@ private:
         spec.embedScale = *value;
     if (const ast::Assignment *a = key("embed_norm")) {
       bool isNone;
-      spec.embedNorm = reader.norm(*a->value, "embed_norm", /*allowNone=*/true, isNone);
+      spec.embedNorm =
+          reader.norm(*a->value, "embed_norm", /*allowNone=*/true, isNone);
     }
     if (const ast::Assignment *a = key("share_embeddings"))
-      if (std::optional<bool> value = reader.boolean(*a->value, "share_embeddings"))
+      if (std::optional<bool> value =
+              reader.boolean(*a->value, "share_embeddings"))
         spec.shareEmbeddings = *value;
   }
 
@@ -107,9 +112,11 @@ private:
     spec.outputLoc = a->loc;
     static const StringRef lmArgs[] = {"tied", "bias"};
     static const StringRef classifierArgs[] = {"classes", "pool"};
-    const Choice choices[] = {{"hidden"},
-                              {"lm_head", lmArgs},
-                              {"classifier", classifierArgs, ArrayRef<StringRef>(classifierArgs).take_front()}};
+    const Choice choices[] = {
+        {"hidden"},
+        {"lm_head", lmArgs},
+        {"classifier", classifierArgs,
+         ArrayRef<StringRef>(classifierArgs).take_front()}};
     std::optional<Chosen> chosen = reader.choose(*a->value, "output", choices);
     if (!chosen)
       return;
@@ -127,7 +134,8 @@ private:
                                 OutputKind::Classifier};
     spec.output = kinds[chosen->index];
     if (valid && spec.output != OutputKind::Hidden)
-      diags.error(a->value->loc, "output = " + choices[chosen->index].name + kNotSupported);
+      diags.error(a->value->loc,
+                  "output = " + choices[chosen->index].name + kNotSupported);
   }
 
   void checkDType() {
@@ -141,7 +149,8 @@ private:
       return;
     spec.dtype = types[chosen->index];
     if (spec.dtype != DType::F32)
-      diags.error(a->value->loc, "dtype = " + choices[chosen->index].name + kNotSupported);
+      diags.error(a->value->loc,
+                  "dtype = " + choices[chosen->index].name + kNotSupported);
   }
 
   void checkStacks() {
@@ -156,7 +165,8 @@ private:
       slot = &stack;
     }
     if (!encoder && !decoder) {
-      diags.error(model.loc, "model '" + model.name + "' has no encoder or decoder block",
+      diags.error(model.loc,
+                  "model '" + model.name + "' has no encoder or decoder block",
                   "add a stack, e.g. encoder { layers = 2; heads = 4 }");
       return;
     }
@@ -173,7 +183,8 @@ private:
       context.reportUnsupported = false;
       checkStack(reader, *decoder, spec, context, spec.decoder);
     }
-    if (const ast::Assignment *a = key("share_embeddings"); a && !(encoder && decoder))
+    if (const ast::Assignment *a = key("share_embeddings");
+        a && !(encoder && decoder))
       diags.warning(a->loc, "share_embeddings has no effect without both an "
                             "encoder and a decoder");
   }
@@ -187,7 +198,8 @@ private:
 
 } // namespace
 
-std::optional<ModelSpec> analyze(const ast::Model &model, DiagnosticEngine &diags) {
+std::optional<ModelSpec> analyze(const ast::Model &model,
+                                 DiagnosticEngine &diags) {
   return ModelChecker(model, diags).check();
 }
 

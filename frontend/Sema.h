@@ -1,4 +1,5 @@
-//===- Sema.h - Checks a .tm syntax tree and gives it meaning -----*- C++ -*-===//
+//===- Sema.h - Checks a .tm syntax tree and gives it meaning -----*- C++
+//-*-===//
 //
 // Sema is the only place that knows what keys mean: it checks every key and
 // value, applies the defaults of docs/spec-language.md and produces the
@@ -21,7 +22,8 @@ namespace tmc {
 class DiagnosticEngine;
 
 /// Checks `model`; std::nullopt if any error was reported.
-std::optional<ModelSpec> analyze(const ast::Model &model, DiagnosticEngine &diags);
+std::optional<ModelSpec> analyze(const ast::Model &model,
+                                 DiagnosticEngine &diags);
 
 /// The keys of the model block, in documentation order.
 llvm::ArrayRef<llvm::StringRef> modelKeys();

@@ -20,10 +20,18 @@ namespace tmc {
 using namespace sema;
 
 ArrayRef<StringRef> stackKeys() {
-  static const StringRef keys[] = {
-      "layers", "heads", "kv_heads", "head_dim", "d_ff",
-      "ffn", "norm", "final_norm", "bias", "mask",
-      "cross_attention", "attention"};
+  static const StringRef keys[] = {"layers",
+                                   "heads",
+                                   "kv_heads",
+                                   "head_dim",
+                                   "d_ff",
+                                   "ffn",
+                                   "norm",
+                                   "final_norm",
+                                   "bias",
+                                   "mask",
+                                   "cross_attention",
+                                   "attention"};
   return keys;
 }
 
@@ -33,17 +41,17 @@ class StackChecker {
 public:
   StackChecker(ValueReader &reader, const ast::Stack &stack,
                const ModelSpec &model, const StackContext &context)
-      : reader(reader), diags(reader.diagnostics()), stack(stack),
-        model(model), context(context) {}
+      : reader(reader), diags(reader.diagnostics()), stack(stack), model(model),
+        context(context) {}
 
   void check(StackSpec &out) {
     out.present = true;
     out.loc = stack.loc;
     out.norm.loc = stack.loc;
     out.crossAttention = context.isDecoder && context.hasEncoder;
-    KeyMap keys = reader.collectKeys(stack.assignments, stack.kind, stackKeys(),
-                                     modelKeys(), "at model level, outside the " +
-                                                      stack.kind + " block");
+    KeyMap keys = reader.collectKeys(
+        stack.assignments, stack.kind, stackKeys(), modelKeys(),
+        "at model level, outside the " + stack.kind + " block");
     for (const ast::Assignment &assignment : stack.assignments)
       if (keys.lookup(assignment.key) == &assignment)
         applyKey(assignment, out, context.reportUnsupported);
@@ -52,7 +60,8 @@ public:
   }
 
 private:
-  void applyKey(const ast::Assignment &a, StackSpec &out, bool reportUnsupported);
+  void applyKey(const ast::Assignment &a, StackSpec &out,
+                bool reportUnsupported);
   void relateKeys(const KeyMap &keys, StackSpec &out);
   void checkOverrides(const StackSpec &out);
   void checkNorm(const ast::Value &value, StackSpec &out);
@@ -85,11 +94,11 @@ void StackChecker::applyKey(const ast::Assignment &a, StackSpec &out,
   } else if (key == "d_ff") {
     setInt(out.dFF);
   } else if (key == "ffn") {
-    const Choice choices[] = {{"relu"}, {"gelu"}, {"gelu_tanh"},
+    const Choice choices[] = {{"relu"}, {"gelu"},   {"gelu_tanh"},
                               {"silu"}, {"swiglu"}, {"geglu"}};
-    const Activation kinds[] = {Activation::Relu, Activation::Gelu,
+    const Activation kinds[] = {Activation::Relu,     Activation::Gelu,
                                 Activation::GeluTanh, Activation::Silu,
-                                Activation::SwiGLU, Activation::GeGLU};
+                                Activation::SwiGLU,   Activation::GeGLU};
     out.ffnLoc = a.loc;
     if (std::optional<Chosen> chosen = reader.choose(value, key, choices))
       out.ffn = kinds[chosen->index];
@@ -109,7 +118,8 @@ void StackChecker::applyKey(const ast::Assignment &a, StackSpec &out,
     if (!b)
       return;
     if (*b && !(context.isDecoder && context.hasEncoder))
-      diags.error(value.loc, "cross_attention = true needs an encoder-decoder model",
+      diags.error(value.loc,
+                  "cross_attention = true needs an encoder-decoder model",
                   "only a decoder next to an encoder block has an encoder "
                   "output to attend to");
     out.crossAttention = *b;
@@ -127,13 +137,14 @@ void StackChecker::applyKey(const ast::Assignment &a, StackSpec &out,
 
 void StackChecker::checkNorm(const ast::Value &value, StackSpec &out) {
   // A bare norm is a likely slip: say what is missing rather than listing.
-  if ((value.kind == ast::Value::Kind::Name || value.kind == ast::Value::Kind::Call) &&
+  if ((value.kind == ast::Value::Kind::Name ||
+       value.kind == ast::Value::Kind::Call) &&
       (value.name == "layernorm" || value.name == "rmsnorm")) {
-    diags.error(value.loc,
-                "expected post(...) or pre(...) around '" + value.name +
-                    "' for 'norm'",
-                "write norm = post(" + value.name + "(eps = 1e-5)) or norm = pre(" +
-                    value.name + "(eps = 1e-5))");
+    diags.error(
+        value.loc,
+        "expected post(...) or pre(...) around '" + value.name + "' for 'norm'",
+        "write norm = post(" + value.name + "(eps = 1e-5)) or norm = pre(" +
+            value.name + "(eps = 1e-5))");
     return;
   }
   const Choice choices[] = {{"post", {}, {}, true}, {"pre", {}, {}, true}};
@@ -163,8 +174,9 @@ bool StackChecker::checkMaskArguments(const Chosen &chosen) {
       ok &= reader.integer(value, name, 0, INT64_MAX).has_value();
     } else if (name == "tokens") {
       if (value.kind != ast::Value::Kind::List) {
-        diags.error(value.loc, "expected a list of positions for 'tokens', found " +
-                                   Twine(describe(value.kind)),
+        diags.error(value.loc,
+                    "expected a list of positions for 'tokens', found " +
+                        Twine(describe(value.kind)),
                     "write tokens = [0] or tokens = [0, 1]");
         ok = false;
         continue;
@@ -185,14 +197,15 @@ void StackChecker::checkMask(const ast::Value &value, bool reportUnsupported) {
   static const StringRef tokens[] = {"tokens"};
   static const StringRef random[] = {"per_row", "seed"};
   static const StringRef block[] = {"block"};
-  const Choice masks[] = {{"none"},
-                          {"causal"},
-                          {"padding"},
-                          {"sliding_window", size, size},
-                          {"dilated_window", dilated, dilated},
-                          {"global", tokens, tokens},
-                          {"random", random, ArrayRef<StringRef>(random).take_front()},
-                          {"block_sparse", block, block}};
+  const Choice masks[] = {
+      {"none"},
+      {"causal"},
+      {"padding"},
+      {"sliding_window", size, size},
+      {"dilated_window", dilated, dilated},
+      {"global", tokens, tokens},
+      {"random", random, ArrayRef<StringRef>(random).take_front()},
+      {"block_sparse", block, block}};
   SmallVector<const ast::Value *, 4> terms;
   if (value.kind == ast::Value::Kind::Sum)
     for (const ast::ValuePtr &term : value.elements)
@@ -226,12 +239,15 @@ void StackChecker::relateKeys(const KeyMap &keys, StackSpec &out) {
   };
   for (StringRef required : {"layers", "heads"})
     if (!keys.count(required) && !reader.wasSuggested(required))
-      diags.error(stack.loc, "missing required key '" + Twine(required) +
-                                 "' in the " + stack.kind + " block",
-                  "add " + Twine(required) + " = ... to the " + stack.kind + " block");
+      diags.error(stack.loc,
+                  "missing required key '" + Twine(required) + "' in the " +
+                      stack.kind + " block",
+                  "add " + Twine(required) + " = ... to the " + stack.kind +
+                      " block");
 
   if (!out.attentionLoc.isValid())
-    out.attentionLoc = keys.count("heads") ? keys.lookup("heads")->loc : stack.loc;
+    out.attentionLoc =
+        keys.count("heads") ? keys.lookup("heads")->loc : stack.loc;
   if (!out.ffnLoc.isValid())
     out.ffnLoc = keys.count("d_ff") ? keys.lookup("d_ff")->loc : stack.loc;
   if (!out.normLoc.isValid())
@@ -242,12 +258,13 @@ void StackChecker::relateKeys(const KeyMap &keys, StackSpec &out) {
       out.kvHeads = out.heads;
     else if (out.kvHeads > 0 && out.heads % out.kvHeads != 0)
       diags.error(loc("kv_heads"), "kv_heads (" + Twine(out.kvHeads) +
-                                       ") must divide heads (" + Twine(out.heads) + ")");
+                                       ") must divide heads (" +
+                                       Twine(out.heads) + ")");
     if (!keys.count("head_dim") && model.dModel > 0) {
       if (model.dModel % out.heads != 0)
-        diags.error(loc("heads"), "heads (" + Twine(out.heads) +
-                                      ") must divide d_model (" +
-                                      Twine(model.dModel) + ")",
+        diags.error(loc("heads"),
+                    "heads (" + Twine(out.heads) + ") must divide d_model (" +
+                        Twine(model.dModel) + ")",
                     "choose heads that divide d_model, or set head_dim");
       else
         out.headDim = model.dModel / out.heads;
@@ -256,9 +273,11 @@ void StackChecker::relateKeys(const KeyMap &keys, StackSpec &out) {
   if (!keys.count("d_ff") && model.dModel > 0)
     out.dFF = 4 * model.dModel; // d_model <= kMaxDim, so this cannot overflow
 
-  if (model.position == PositionKind::Rope && out.headDim > 0 && out.headDim % 2)
+  if (model.position == PositionKind::Rope && out.headDim > 0 &&
+      out.headDim % 2)
     diags.error(loc(keys.count("head_dim") ? "head_dim" : "heads"),
-                "position = rope needs an even head_dim, found " + Twine(out.headDim));
+                "position = rope needs an even head_dim, found " +
+                    Twine(out.headDim));
 
   if (out.placement == NormPlacement::Pre && !keys.count("final_norm") &&
       keys.count("norm"))
@@ -278,19 +297,20 @@ void StackChecker::checkOverrides(const StackSpec &out) {
   SmallVector<const ast::LayerOverride *, 4> accepted;
   for (const ast::LayerOverride &override : stack.overrides) {
     unsigned errorsBefore = diags.errorCount();
-    std::string range = std::to_string(override.first) + ".." +
-                        std::to_string(override.last);
+    std::string range =
+        std::to_string(override.first) + ".." + std::to_string(override.last);
     if (override.first < 0) {
-      diags.error(override.rangeLoc, "layer range " + range +
-                                         " starts before layer 0");
+      diags.error(override.rangeLoc,
+                  "layer range " + range + " starts before layer 0");
     } else if (override.first > override.last) {
-      diags.error(override.rangeLoc, "layer range " + range +
-                                         " is empty: its first layer comes after its last");
+      diags.error(override.rangeLoc,
+                  "layer range " + range +
+                      " is empty: its first layer comes after its last");
     } else if (out.layers > 0 && override.last >= out.layers) {
       diags.error(override.rangeLoc,
                   "layer range " + range + " is outside the " + stack.kind +
-                      "'s layers 0.." + Twine(out.layers - 1) + " (layers = " +
-                      Twine(out.layers) + ")");
+                      "'s layers 0.." + Twine(out.layers - 1) +
+                      " (layers = " + Twine(out.layers) + ")");
     } else {
       const ast::LayerOverride *const *other =
           find_if(accepted, [&](const ast::LayerOverride *o) {
@@ -308,14 +328,16 @@ void StackChecker::checkOverrides(const StackSpec &out) {
 
     KeyMap keys = reader.collectKeys(
         override.assignments, "layers " + range, overridable, layersKey,
-        "directly in the " + stack.kind + " block: a layer range cannot change it");
+        "directly in the " + stack.kind +
+            " block: a layer range cannot change it");
     StackSpec scratch = out;
     for (const ast::Assignment &assignment : override.assignments)
       if (keys.lookup(assignment.key) == &assignment)
         applyKey(assignment, scratch, /*reportUnsupported=*/false);
 
     if (context.reportUnsupported && diags.errorCount() == errorsBefore)
-      diags.error(override.loc, "layers " + range + " { }" + Twine(kNotSupported),
+      diags.error(override.loc,
+                  "layers " + range + " { }" + Twine(kNotSupported),
                   "every layer of this version's stacks is the same");
   }
 }

@@ -15,13 +15,20 @@ using VK = ast::Value::Kind;
 
 const char *describe(VK kind) {
   switch (kind) {
-  case VK::Int: return "an integer";
-  case VK::Float: return "a float";
-  case VK::Bool: return "a boolean";
-  case VK::Name: return "a name";
-  case VK::Call: return "a call";
-  case VK::List: return "a list";
-  case VK::Sum: return "a sum of terms ('+')";
+  case VK::Int:
+    return "an integer";
+  case VK::Float:
+    return "a float";
+  case VK::Bool:
+    return "a boolean";
+  case VK::Name:
+    return "a name";
+  case VK::Call:
+    return "a call";
+  case VK::List:
+    return "a list";
+  case VK::Sum:
+    return "a sum of terms ('+')";
   }
   return "a value";
 }
@@ -43,8 +50,9 @@ const ast::Value *Chosen::arg(StringRef name) const {
   return nullptr;
 }
 
-std::optional<int64_t> ValueReader::integer(const ast::Value &value, StringRef what,
-                                            int64_t min, int64_t max) {
+std::optional<int64_t> ValueReader::integer(const ast::Value &value,
+                                            StringRef what, int64_t min,
+                                            int64_t max) {
   if (value.kind != VK::Int) {
     diags.error(value.loc, "expected an integer for '" + what + "', found " +
                                describe(value.kind));
@@ -64,7 +72,8 @@ std::optional<int64_t> ValueReader::integer(const ast::Value &value, StringRef w
   return value.intValue;
 }
 
-std::optional<bool> ValueReader::boolean(const ast::Value &value, StringRef what) {
+std::optional<bool> ValueReader::boolean(const ast::Value &value,
+                                         StringRef what) {
   if (value.kind == VK::Bool)
     return value.boolValue;
   diags.error(value.loc, "expected true or false for '" + what + "', found " +
@@ -72,8 +81,8 @@ std::optional<bool> ValueReader::boolean(const ast::Value &value, StringRef what
   return std::nullopt;
 }
 
-std::optional<double> ValueReader::number(const ast::Value &value, StringRef what,
-                                          bool positive) {
+std::optional<double> ValueReader::number(const ast::Value &value,
+                                          StringRef what, bool positive) {
   double number;
   if (value.kind == VK::Float) {
     number = value.floatValue;
@@ -85,30 +94,32 @@ std::optional<double> ValueReader::number(const ast::Value &value, StringRef wha
     return std::nullopt;
   }
   if (positive && !(number > 0)) {
-    diags.error(value.loc, "'" + what + "' must be > 0, found " +
-                               (value.kind == VK::Int ? std::to_string(value.intValue)
-                                                      : formatFloat(number)));
+    diags.error(value.loc,
+                "'" + what + "' must be > 0, found " +
+                    (value.kind == VK::Int ? std::to_string(value.intValue)
+                                           : formatFloat(number)));
     return std::nullopt;
   }
   return number;
 }
 
-std::optional<Chosen> ValueReader::choose(const ast::Value &value, StringRef what,
+std::optional<Chosen> ValueReader::choose(const ast::Value &value,
+                                          StringRef what,
                                           ArrayRef<Choice> choices) {
   if (value.kind != VK::Name && value.kind != VK::Call) {
     diags.error(value.loc, "expected one of " + joinNames(choices) + " for '" +
                                what + "', found " + describe(value.kind));
     return std::nullopt;
   }
-  const Choice *choice = find_if(choices, [&](const Choice &c) {
-    return c.name == value.name;
-  });
+  const Choice *choice =
+      find_if(choices, [&](const Choice &c) { return c.name == value.name; });
   if (choice == choices.end()) {
     SmallVector<StringRef, 8> names;
     for (const Choice &c : choices)
       names.push_back(c.name);
-    std::string message = "unknown value '" + value.name + "' for '" + what.str() +
-                          "'; expected one of " + joinNames(choices);
+    std::string message = "unknown value '" + value.name + "' for '" +
+                          what.str() + "'; expected one of " +
+                          joinNames(choices);
     if (StringRef guess = closestMatch(value.name, names); !guess.empty())
       diags.errorWithFix(value.loc, message, guess,
                          "did you mean '" + guess + "'?");
@@ -124,13 +135,13 @@ std::optional<Chosen> ValueReader::choose(const ast::Value &value, StringRef wha
   for (const ast::Argument &argument : value.args) {
     if (argument.name.empty()) {
       if (!choice->positional) {
-        diags.error(argument.loc,
-                    "'" + choice->name + "' takes " +
-                        (choice->args.empty()
-                             ? Twine("no arguments")
-                             : "named arguments (" + choice->args.front() +
-                                   " = ...)") +
-                        ", found a value without a name");
+        diags.error(
+            argument.loc,
+            "'" + choice->name + "' takes " +
+                (choice->args.empty()
+                     ? Twine("no arguments")
+                     : "named arguments (" + choice->args.front() + " = ...)") +
+                ", found a value without a name");
         ok = false;
       } else if (chosen.positional) {
         diags.error(argument.loc, "'" + choice->name + "' takes one argument");
@@ -157,10 +168,9 @@ std::optional<Chosen> ValueReader::choose(const ast::Value &value, StringRef wha
       ok = false;
       continue;
     }
-    if (const ast::Argument *const *first =
-            find_if(chosen.args, [&](const ast::Argument *a) {
-              return a->name == argument.name;
-            });
+    if (const ast::Argument *const *first = find_if(
+            chosen.args,
+            [&](const ast::Argument *a) { return a->name == argument.name; });
         first != chosen.args.end()) {
       diags.error(argument.loc, "duplicate argument '" + argument.name + "'");
       diags.note((*first)->loc, "first given here");
@@ -171,10 +181,11 @@ std::optional<Chosen> ValueReader::choose(const ast::Value &value, StringRef wha
   }
   for (StringRef required : choice->required) {
     if (!chosen.arg(required) && ok) {
-      diags.error(value.loc, "'" + choice->name + "' needs the argument '" +
-                                 required + "'",
-                  "write " + choice->name + "(" + join(choice->required, " = ..., ") +
-                      " = ...)");
+      diags.error(value.loc,
+                  "'" + choice->name + "' needs the argument '" + required +
+                      "'",
+                  "write " + choice->name + "(" +
+                      join(choice->required, " = ..., ") + " = ...)");
       ok = false;
     }
   }
@@ -183,8 +194,9 @@ std::optional<Chosen> ValueReader::choose(const ast::Value &value, StringRef wha
   return chosen;
 }
 
-std::optional<NormSpec> ValueReader::norm(const ast::Value &value, StringRef what,
-                                          bool allowNone, bool &isNone) {
+std::optional<NormSpec> ValueReader::norm(const ast::Value &value,
+                                          StringRef what, bool allowNone,
+                                          bool &isNone) {
   static const StringRef eps[] = {"eps"};
   SmallVector<Choice, 3> choices = {{"layernorm", eps}, {"rmsnorm", eps}};
   if (allowNone)
@@ -201,7 +213,8 @@ std::optional<NormSpec> ValueReader::norm(const ast::Value &value, StringRef wha
   norm.kind = chosen->index == 0 ? NormKind::LayerNorm : NormKind::RMSNorm;
   norm.loc = value.loc;
   if (const ast::Value *epsValue = chosen->arg("eps")) {
-    std::optional<double> number = this->number(*epsValue, "eps", /*positive=*/true);
+    std::optional<double> number =
+        this->number(*epsValue, "eps", /*positive=*/true);
     if (!number)
       return std::nullopt;
     norm.eps = *number;
@@ -218,8 +231,8 @@ KeyMap ValueReader::collectKeys(ArrayRef<ast::Assignment> assignments,
     StringRef key = assignment.key;
     if (!is_contained(known, key)) {
       if (is_contained(misplaced, key)) {
-        diags.error(assignment.loc, "'" + key + "' is not a key of the " +
-                                        block + " block",
+        diags.error(assignment.loc,
+                    "'" + key + "' is not a key of the " + block + " block",
                     "'" + key + "' belongs " + misplacedWhere);
       } else if (StringRef guess = closestMatch(key, known); !guess.empty()) {
         suggested.insert(guess);

@@ -1,4 +1,5 @@
-//===- SemaValues.h - Typed reading of spec values, with diagnostics -*- C++ -*-===//
+//===- SemaValues.h - Typed reading of spec values, with diagnostics -*- C++
+//-*-===//
 //
 // The building blocks of Sema: read a value as an integer, a boolean, a number
 // or one of a set of names/calls, reporting a located error (and returning
@@ -69,7 +70,9 @@ public:
 
   /// Whether an unknown key was answered with "did you mean '<key>'?": a
   /// missing-key error for it would repeat the same mistake.
-  bool wasSuggested(llvm::StringRef key) const { return suggested.contains(key); }
+  bool wasSuggested(llvm::StringRef key) const {
+    return suggested.contains(key);
+  }
 
   /// An integer in [min, max]; `what` names it in messages ("'layers'").
   std::optional<int64_t> integer(const ast::Value &value, llvm::StringRef what,

@@ -1,4 +1,5 @@
-//===- Token.h - Tokens of the .tm spec language ------------------*- C++ -*-===//
+//===- Token.h - Tokens of the .tm spec language ------------------*- C++
+//-*-===//
 //
 // Keywords (`model`, `encoder`, `layers`, `true`, ...) are lexed as plain
 // identifiers: several of them are also key names (`layers = 12`), so only
@@ -47,7 +48,9 @@ struct Token {
   bool isIdentifier(llvm::StringRef name) const {
     return kind == Kind::Identifier && spelling == name;
   }
-  llvm::SMLoc loc() const { return llvm::SMLoc::getFromPointer(spelling.data()); }
+  llvm::SMLoc loc() const {
+    return llvm::SMLoc::getFromPointer(spelling.data());
+  }
 
   /// How the token reads in "expected X, found Y" messages, e.g. "'}'",
   /// "identifier 'foo'", "newline".

@@ -67,21 +67,32 @@ TEST(FrontendTest, ContractExamplesParse) {
       "model gpt2_small {\n  vocab = 50257\n  d_model = 768\n  max_seq = 1024\n"
       "  position = learned\n  output = lm_head(tied = true)\n  decoder {\n"
       "    layers = 12\n    heads = 12\n    d_ff = 3072\n    ffn = gelu_tanh\n"
-      "    norm = pre(layernorm(eps = 1e-5))\n    final_norm = layernorm(eps = 1e-5)\n"
+      "    norm = pre(layernorm(eps = 1e-5))\n    final_norm = layernorm(eps = "
+      "1e-5)\n"
       "    mask = causal\n  }\n}\n",
-      "model transformer_base {\n  vocab = 37000\n  d_model = 512\n  max_seq = 256\n"
-      "  position = sinusoidal\n  embed_scale = true\n  output = lm_head(tied = true)\n"
-      "  encoder { layers = 6; heads = 8; d_ff = 2048; ffn = relu; mask = padding }\n"
-      "  decoder { layers = 6; heads = 8; d_ff = 2048; ffn = relu; mask = causal }\n}\n",
+      "model transformer_base {\n  vocab = 37000\n  d_model = 512\n  max_seq = "
+      "256\n"
+      "  position = sinusoidal\n  embed_scale = true\n  output = lm_head(tied "
+      "= true)\n"
+      "  encoder { layers = 6; heads = 8; d_ff = 2048; ffn = relu; mask = "
+      "padding }\n"
+      "  decoder { layers = 6; heads = 8; d_ff = 2048; ffn = relu; mask = "
+      "causal }\n}\n",
       "model bert_local {\n  vocab = 30522\n  d_model = 768\n  max_seq = 512\n"
-      "  position = learned\n  segments = 2\n  embed_norm = layernorm(eps = 1e-12)\n"
-      "  output = classifier(classes = 2, pool = first)\n  encoder {\n    layers = 12\n"
-      "    heads = 12\n    d_ff = 3072\n    ffn = gelu\n    norm = post(layernorm(eps = 1e-12))\n"
-      "    mask = padding\n    layers 0..5 { mask = padding + sliding_window(size = 128) "
+      "  position = learned\n  segments = 2\n  embed_norm = layernorm(eps = "
+      "1e-12)\n"
+      "  output = classifier(classes = 2, pool = first)\n  encoder {\n    "
+      "layers = 12\n"
+      "    heads = 12\n    d_ff = 3072\n    ffn = gelu\n    norm = "
+      "post(layernorm(eps = 1e-12))\n"
+      "    mask = padding\n    layers 0..5 { mask = padding + "
+      "sliding_window(size = 128) "
       "+ global(tokens = [0]) }\n  }\n}\n",
       "model llama_tiny {\n  vocab = 32000\n  d_model = 512\n  max_seq = 2048\n"
-      "  position = rope(theta = 10000)\n  output = lm_head(tied = false)\n  decoder {\n"
-      "    layers = 8\n    heads = 8\n    kv_heads = 2\n    d_ff = 1376\n    ffn = swiglu\n"
+      "  position = rope(theta = 10000)\n  output = lm_head(tied = false)\n  "
+      "decoder {\n"
+      "    layers = 8\n    heads = 8\n    kv_heads = 2\n    d_ff = 1376\n    "
+      "ffn = swiglu\n"
       "    bias = false\n    norm = pre(rmsnorm(eps = 1e-6))\n"
       "    final_norm = rmsnorm(eps = 1e-6)\n  }\n}\n"};
   for (const char *example : examples) {
@@ -102,13 +113,15 @@ TEST(FrontendTest, MissingFile) {
   EXPECT_FALSE(loaded.result.ok());
   EXPECT_FALSE(loaded.result.ast);
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics,
-              StartsWith("/nonexistent/spec.tm: error: cannot read the spec: "));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      StartsWith("/nonexistent/spec.tm: error: cannot read the spec: "));
 }
 
 TEST(FrontendTest, ManifestOfASmallEncoder) {
-  Loaded loaded = load(encoderSpec("  position = learned\n",
-                                   "layers = 1\nheads = 2\nd_ff = 16\nbias = false\n"));
+  Loaded loaded =
+      load(encoderSpec("  position = learned\n",
+                       "layers = 1\nheads = 2\nd_ff = 16\nbias = false\n"));
   ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
   std::vector<std::pair<std::string, std::vector<int64_t>>> actual;
   for (const TensorSpec &tensor : buildManifest(*loaded.result.spec)) {
@@ -136,7 +149,8 @@ TEST(FrontendTest, ManifestWithBiasesAndSinusoidalPositions) {
   Loaded loaded = load(encoderSpec("", "layers = 2\nheads = 4\n"));
   ASSERT_TRUE(loaded.result.ok());
   std::vector<TensorSpec> manifest = buildManifest(*loaded.result.spec);
-  // Per layer: 4 x (weight + bias), 2 norms x 2, ffn 2 x 2 = 16; no position table.
+  // Per layer: 4 x (weight + bias), 2 norms x 2, ffn 2 x 2 = 16; no position
+  // table.
   ASSERT_EQ(manifest.size(), 1u + 2 * 16);
   EXPECT_EQ(manifest[0].name, "embed.tokens");
   EXPECT_EQ(manifest[2].name, "encoder.layers.0.self_attn.q.bias");
@@ -147,7 +161,8 @@ TEST(FrontendTest, ManifestWithBiasesAndSinusoidalPositions) {
 TEST(FrontendTest, DiagnosticFormat) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy("key = value\n", "d.tm"), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy("key = value\n", "d.tm"),
+      llvm::SMLoc());
   std::string text;
   llvm::raw_string_ostream os(text);
   DiagnosticEngine diags(sourceMgr, os);

@@ -1,7 +1,7 @@
 //===- LexerTest.cpp - Tokens, literals and lexical errors ----------------===//
 
-#include "frontend/Diagnostics.h"
 #include "frontend/Lexer.h"
+#include "frontend/Diagnostics.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -98,16 +98,19 @@ TEST(LexerTest, IntegerOverflowIsAnError) {
   Lexed lexed("x = 9223372036854775808");
   EXPECT_EQ(lexed.errors, 1u);
   EXPECT_EQ(lexed.tokens[2].kind, Kind::Error);
-  EXPECT_THAT(lexed.diagnostics,
-              HasSubstr("lex.tm:1:5: error: integer literal 9223372036854775808 "
-                        "does not fit in 64 bits"));
+  EXPECT_THAT(
+      lexed.diagnostics,
+      HasSubstr("lex.tm:1:5: error: integer literal 9223372036854775808 "
+                "does not fit in 64 bits"));
 }
 
 TEST(LexerTest, FloatOutOfRangeIsAnError) {
   Lexed lexed("1e999 1e-999");
   EXPECT_EQ(lexed.errors, 2u);
-  EXPECT_THAT(lexed.diagnostics, HasSubstr("1:1: error: float literal 1e999 is out of range"));
-  EXPECT_THAT(lexed.diagnostics, HasSubstr("1:7: error: float literal 1e-999 is too small"));
+  EXPECT_THAT(lexed.diagnostics,
+              HasSubstr("1:1: error: float literal 1e999 is out of range"));
+  EXPECT_THAT(lexed.diagnostics,
+              HasSubstr("1:7: error: float literal 1e-999 is too small"));
 }
 
 TEST(LexerTest, StrayCharacterIsLocated) {
@@ -139,7 +142,8 @@ TEST(LexerTest, InvalidUTF8IsAnError) {
 TEST(LexerTest, InvalidUTF8InCommentIsAnError) {
   Lexed lexed("# caf\xe9\nx");
   EXPECT_EQ(lexed.errors, 1u);
-  EXPECT_THAT(lexed.diagnostics, HasSubstr("1:6: error: invalid UTF-8 byte 0xE9 in comment"));
+  EXPECT_THAT(lexed.diagnostics,
+              HasSubstr("1:6: error: invalid UTF-8 byte 0xE9 in comment"));
 }
 
 TEST(LexerTest, NonASCIIOutsideCommentsIsAnError) {

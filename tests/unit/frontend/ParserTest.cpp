@@ -106,8 +106,10 @@ TEST(ParserTest, RecordsLocations) {
 TEST(ParserTest, ExpectedFoundMessage) {
   Loaded loaded = load("model m {\n  vocab 100\n}\n");
   EXPECT_FALSE(loaded.result.ast);
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("test.tm:2:9: error: expected '=' after 'vocab', found integer 100"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "test.tm:2:9: error: expected '=' after 'vocab', found integer 100"));
   // The source line and a caret under the culprit.
   EXPECT_THAT(loaded.diagnostics, HasSubstr("  vocab 100\n        ^~~\n"));
 }
@@ -122,21 +124,26 @@ TEST(ParserTest, ReportsEverySyntaxErrorInOneRun) {
   EXPECT_FALSE(loaded.result.ast);
   EXPECT_EQ(loaded.result.errorCount, 4u) << loaded.diagnostics;
   EXPECT_EQ(countErrors(loaded.diagnostics), 4u);
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("2:11: error: expected a value for 'vocab', found newline"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("3:16: error: expected a newline or ';' after the value of "
-                        "'d_model', found integer 64"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("2:11: error: expected a value for 'vocab', found newline"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("3:16: error: expected a newline or ';' after the value of "
+                "'d_model', found integer 64"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("4:13: error: expected a value"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:22: error: expected a value for 'layers', found ';'"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("5:22: error: expected a value for 'layers', found ';'"));
 }
 
 TEST(ParserTest, LexicalErrorsDoNotCascade) {
   Loaded loaded = load("model m {\n  vocab = 1$0\n  d_model = @\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 2u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("2:12: error: unexpected character '$'"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("3:13: error: unexpected character '@'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("2:12: error: unexpected character '$'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("3:13: error: unexpected character '@'"));
 }
 
 TEST(ParserTest, UnclosedBlockPointsAtItsStart) {
@@ -144,27 +151,31 @@ TEST(ParserTest, UnclosedBlockPointsAtItsStart) {
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("4:1: error: expected '}' to close the encoder block, "
                         "found end of file"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("2:11: note: the encoder block opens here"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("2:11: note: the encoder block opens here"));
 }
 
 TEST(ParserTest, MissingModelKeyword) {
   Loaded loaded = load("modle m { vocab = 1 }");
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("1:1: error: expected 'model' at the start of the file, "
-                        "found identifier 'modle'"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("1:1: error: expected 'model' at the start of the file, "
+                "found identifier 'modle'"));
 }
 
 TEST(ParserTest, EmptyFile) {
   Loaded loaded = load("# nothing here\n");
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("error: expected 'model' at the start of the file, found "
-                        "end of file"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("error: expected 'model' at the start of the file, found "
+                "end of file"));
 }
 
 TEST(ParserTest, OneModelPerFile) {
   Loaded loaded = load("model a { }\nmodel b { }\n");
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("2:1: error: a file holds exactly one model"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("2:1: error: a file holds exactly one model"));
 }
 
 TEST(ParserTest, UnknownAndMisplacedBlocks) {
@@ -176,29 +187,34 @@ TEST(ParserTest, UnknownAndMisplacedBlocks) {
                        "  }\n"
                        "}\n");
   EXPECT_EQ(loaded.result.errorCount, 3u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("2:3: error: unknown block 'encodr'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("2:3: error: unknown block 'encodr'"));
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("4:5: error: 'decoder' blocks belong at model level"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:19: error: blocks cannot be nested inside 'layers A..B { }'"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "5:19: error: blocks cannot be nested inside 'layers A..B { }'"));
 }
 
 TEST(ParserTest, MalformedLayerRange) {
   Loaded loaded = load("model m {\n  encoder {\n    layers 0.5 { }\n"
                        "    layers 1..x { }\n  }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 2u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("3:12: error: expected '=' or a layer range (layers A..B { }) "
-                        "after 'layers', found float 0.5"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("3:12: error: expected '=' or a layer range (layers A..B { }) "
+                "after 'layers', found float 0.5"));
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("4:15: error: expected the last layer of the range"));
 }
 
 TEST(ParserTest, CallArgumentErrors) {
   Loaded loaded = load("model m {\n  position = rope(theta = 1 2)\n}\n");
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("2:29: error: expected ',' or ')' in the arguments of 'rope', "
-                        "found integer 2"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("2:29: error: expected ',' or ')' in the arguments of 'rope', "
+                "found integer 2"));
 }
 
 TEST(ParserTest, ErrorsDoNotProduceATree) {
@@ -224,7 +240,8 @@ TEST(ParserTest, TooManyErrorsAreCountedButNotAllShown) {
   Loaded loaded = load(text);
   EXPECT_EQ(loaded.result.errorCount, 150u);
   EXPECT_EQ(countErrors(loaded.diagnostics), 100u);
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("note: 50 more errors not shown\n"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("note: 50 more errors not shown\n"));
 }
 
 TEST(ParserTest, DumpsTheTree) {

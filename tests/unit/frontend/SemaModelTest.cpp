@@ -62,7 +62,8 @@ TEST(SemaModelTest, Positions) {
                {"rope(theta = 500000)", PositionKind::Rope, 500000},
                {"rope(theta = 1e4)", PositionKind::Rope, 1e4}};
   for (const Case &c : cases) {
-    Loaded loaded = load(encoderSpec(std::string("  position = ") + c.text + "\n"));
+    Loaded loaded =
+        load(encoderSpec(std::string("  position = ") + c.text + "\n"));
     ASSERT_TRUE(loaded.result.ok()) << c.text << "\n" << loaded.diagnostics;
     EXPECT_EQ(loaded.result.spec->position, c.kind) << c.text;
     EXPECT_DOUBLE_EQ(loaded.result.spec->ropeTheta, c.theta) << c.text;
@@ -93,8 +94,10 @@ TEST(SemaModelTest, UnknownKeySuggestsTheClosest) {
 
 TEST(SemaModelTest, UnknownKeyWithoutCloseMatchListsKeys) {
   Loaded loaded = load(encoderSpec("  colour = 3\n"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("5:3: error: unknown key 'colour'"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("note: the model block takes vocab, d_model"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("5:3: error: unknown key 'colour'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("note: the model block takes vocab, d_model"));
   EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("did you mean")));
 }
 
@@ -102,86 +105,110 @@ TEST(SemaModelTest, StackKeyAtModelLevel) {
   Loaded loaded = load(encoderSpec("  heads = 4\n"));
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("5:3: error: 'heads' is not a key of the model block"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("note: 'heads' belongs inside encoder { } or decoder { }"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("note: 'heads' belongs inside encoder { } or decoder { }"));
 }
 
 TEST(SemaModelTest, DuplicateKeyNotesTheFirst) {
   Loaded loaded = load(encoderSpec("  vocab = 200\n"));
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("5:3: error: duplicate key 'vocab'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("5:3: error: duplicate key 'vocab'"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("2:3: note: first given here"));
 }
 
 TEST(SemaModelTest, WrongValueType) {
-  Loaded loaded = load("model m {\n  vocab = big\n  d_model = 6.5\n  max_seq = [1]\n"
-                       "  embed_scale = 1\n  encoder { layers = 1; heads = 1 }\n}\n");
+  Loaded loaded =
+      load("model m {\n  vocab = big\n  d_model = 6.5\n  max_seq = [1]\n"
+           "  embed_scale = 1\n  encoder { layers = 1; heads = 1 }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 4u) << loaded.diagnostics;
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("2:11: error: expected an integer for 'vocab', found a name"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "3:13: error: expected an integer for 'd_model', found a float"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "4:13: error: expected an integer for 'max_seq', found a list"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("2:11: error: expected an integer for 'vocab', found a name"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("3:13: error: expected an integer for 'd_model', found a float"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("4:13: error: expected an integer for 'max_seq', found a list"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:17: error: expected true or false for 'embed_scale', found an integer"));
+              HasSubstr("5:17: error: expected true or false for "
+                        "'embed_scale', found an integer"));
 }
 
 TEST(SemaModelTest, OutOfRange) {
-  Loaded loaded = load("model m {\n  vocab = 0\n  d_model = -8\n  max_seq = 4294967296\n"
-                       "  segments = -1\n  encoder { layers = 1; heads = 1 }\n}\n");
+  Loaded loaded =
+      load("model m {\n  vocab = 0\n  d_model = -8\n  max_seq = 4294967296\n"
+           "  segments = -1\n  encoder { layers = 1; heads = 1 }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 4u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("2:11: error: 'vocab' must be > 0, found 0"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("3:13: error: 'd_model' must be > 0, found -8"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("4:13: error: 'max_seq' must be at most 2147483647, found 4294967296"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("5:14: error: 'segments' must be >= 0, found -1"));
+              HasSubstr("2:11: error: 'vocab' must be > 0, found 0"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("3:13: error: 'd_model' must be > 0, found -8"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("4:13: error: 'max_seq' must be at most 2147483647, "
+                        "found 4294967296"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("5:14: error: 'segments' must be >= 0, found -1"));
 }
 
 TEST(SemaModelTest, MissingRequiredKeysPointAtTheModel) {
   Loaded loaded = load("model m {\n  encoder { layers = 1; heads = 1 }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 3u);
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("1:1: error: missing required key 'vocab' in model 'm'"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("1:1: error: missing required key 'vocab' in model 'm'"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("note: add vocab = ... to the model block"));
+              HasSubstr("note: add vocab = ... to the model block"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("missing required key 'd_model'"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("missing required key 'max_seq'"));
 }
 
 TEST(SemaModelTest, UnknownEnumValueListsTheAllowed) {
   Loaded loaded = load(encoderSpec("  position = learnt\n"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:14: error: unknown value 'learnt' for 'position'; expected "
-                        "one of sinusoidal, learned, none, rope, alibi"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("5:14: error: unknown value 'learnt' for 'position'; expected "
+                "one of sinusoidal, learned, none, rope, alibi"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("note: did you mean 'learned'?"));
   Loaded number = load(encoderSpec("  position = 3\n"));
-  EXPECT_THAT(number.diagnostics,
-              HasSubstr("error: expected one of sinusoidal, learned, none, rope, alibi "
-                        "for 'position', found an integer"));
+  EXPECT_THAT(
+      number.diagnostics,
+      HasSubstr("error: expected one of sinusoidal, learned, none, rope, alibi "
+                "for 'position', found an integer"));
 }
 
 TEST(SemaModelTest, CallArguments) {
-  Loaded unknown = load(encoderSpec("  embed_norm = layernorm(epsilon = 1e-5)\n"));
-  EXPECT_THAT(unknown.diagnostics,
-              HasSubstr("5:26: error: unknown argument 'epsilon' for 'layernorm'; "
-                        "expected eps"));
+  Loaded unknown =
+      load(encoderSpec("  embed_norm = layernorm(epsilon = 1e-5)\n"));
+  EXPECT_THAT(
+      unknown.diagnostics,
+      HasSubstr("5:26: error: unknown argument 'epsilon' for 'layernorm'; "
+                "expected eps"));
   EXPECT_THAT(unknown.diagnostics, HasSubstr("note: did you mean 'eps'?"));
 
-  Loaded duplicate = load(encoderSpec("  embed_norm = layernorm(eps = 1e-5, eps = 1e-6)\n"));
-  EXPECT_THAT(duplicate.diagnostics, HasSubstr("5:38: error: duplicate argument 'eps'"));
+  Loaded duplicate =
+      load(encoderSpec("  embed_norm = layernorm(eps = 1e-5, eps = 1e-6)\n"));
+  EXPECT_THAT(duplicate.diagnostics,
+              HasSubstr("5:38: error: duplicate argument 'eps'"));
   EXPECT_THAT(duplicate.diagnostics, HasSubstr("5:26: note: first given here"));
 
   Loaded positional = load(encoderSpec("  embed_norm = layernorm(1e-5)\n"));
-  EXPECT_THAT(positional.diagnostics,
-              HasSubstr("error: 'layernorm' takes named arguments (eps = ...), found a "
-                        "value without a name"));
+  EXPECT_THAT(
+      positional.diagnostics,
+      HasSubstr("error: 'layernorm' takes named arguments (eps = ...), found a "
+                "value without a name"));
 
   Loaded none = load(encoderSpec("  position = learned(size = 3)\n"));
-  EXPECT_THAT(none.diagnostics,
-              HasSubstr("error: unknown argument 'size' for 'learned'; it takes no arguments"));
+  EXPECT_THAT(none.diagnostics, HasSubstr("error: unknown argument 'size' for "
+                                          "'learned'; it takes no arguments"));
 
   Loaded eps = load(encoderSpec("  embed_norm = rmsnorm(eps = 0)\n"));
-  EXPECT_THAT(eps.diagnostics, HasSubstr("5:30: error: 'eps' must be > 0, found 0"));
+  EXPECT_THAT(eps.diagnostics,
+              HasSubstr("5:30: error: 'eps' must be > 0, found 0"));
   Loaded theta = load(encoderSpec("  position = rope(theta = big)\n"));
   EXPECT_THAT(theta.diagnostics,
               HasSubstr("error: expected a number for 'theta', found a name"));
@@ -190,16 +217,21 @@ TEST(SemaModelTest, CallArguments) {
 TEST(SemaModelTest, UnsupportedOutputs) {
   Loaded lm = load(encoderSpec("  output = lm_head(tied = true)\n"));
   EXPECT_EQ(lm.result.errorCount, 1u);
-  EXPECT_THAT(lm.diagnostics,
-              HasSubstr("5:12: error: output = lm_head is not supported yet by this "
-                        "version of tmc"));
-  Loaded classifier = load(encoderSpec("  output = classifier(classes = 2, pool = first)\n"));
-  EXPECT_THAT(classifier.diagnostics,
-              HasSubstr("5:12: error: output = classifier is not supported yet"));
+  EXPECT_THAT(
+      lm.diagnostics,
+      HasSubstr("5:12: error: output = lm_head is not supported yet by this "
+                "version of tmc"));
+  Loaded classifier =
+      load(encoderSpec("  output = classifier(classes = 2, pool = first)\n"));
+  EXPECT_THAT(
+      classifier.diagnostics,
+      HasSubstr("5:12: error: output = classifier is not supported yet"));
   // An invalid use is reported as such, not as unsupported.
-  Loaded missing = load(encoderSpec("  output = classifier(classes = 2, pool = last)\n"));
+  Loaded missing =
+      load(encoderSpec("  output = classifier(classes = 2, pool = last)\n"));
   EXPECT_THAT(missing.diagnostics,
-              HasSubstr("error: unknown value 'last' for 'pool'; expected one of first, mean"));
+              HasSubstr("error: unknown value 'last' for 'pool'; expected one "
+                        "of first, mean"));
   EXPECT_THAT(missing.diagnostics, Not(HasSubstr("not supported")));
   Loaded classes = load(encoderSpec("  output = classifier()\n"));
   EXPECT_THAT(classes.diagnostics,
@@ -209,7 +241,8 @@ TEST(SemaModelTest, UnsupportedOutputs) {
 TEST(SemaModelTest, UnsupportedDTypes) {
   Loaded f16 = load(encoderSpec("  dtype = bf16\n"));
   EXPECT_THAT(f16.diagnostics,
-              HasSubstr("5:11: error: dtype = bf16 is not supported yet by this version of tmc"));
+              HasSubstr("5:11: error: dtype = bf16 is not supported yet by "
+                        "this version of tmc"));
   Loaded f64 = load(encoderSpec("  dtype = f64\n"));
   EXPECT_THAT(f64.diagnostics, HasSubstr("unknown value 'f64' for 'dtype'"));
 }
@@ -217,8 +250,9 @@ TEST(SemaModelTest, UnsupportedDTypes) {
 TEST(SemaModelTest, NoStack) {
   Loaded loaded = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("1:1: error: model 'm' has no encoder or decoder block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("1:1: error: model 'm' has no encoder or decoder block"));
 }
 
 TEST(SemaModelTest, DuplicateStack) {
@@ -226,7 +260,8 @@ TEST(SemaModelTest, DuplicateStack) {
                        "  encoder { layers = 1; heads = 1 }\n"
                        "  encoder { layers = 1; heads = 1 }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("4:3: error: duplicate 'encoder' block"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("4:3: error: duplicate 'encoder' block"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("3:3: note: first given here"));
 }
 
@@ -236,7 +271,8 @@ TEST(SemaModelTest, DecoderIsNotSupportedButStillChecked) {
                        "    hedas = 2\n  }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 2u) << loaded.diagnostics;
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("3:3: error: decoder { } is not supported yet by this version of tmc"));
+              HasSubstr("3:3: error: decoder { } is not supported yet by this "
+                        "version of tmc"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("5:5: error: unknown key 'hedas'"));
   // The decoder as a whole is unsupported; its causal mask is not piled on.
   EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("mask = causal")));
@@ -247,7 +283,8 @@ TEST(SemaModelTest, ShareEmbeddingsWarnsWithoutADecoder) {
   ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
   EXPECT_EQ(loaded.result.warningCount, 1u);
   EXPECT_FALSE(loaded.result.spec->shareEmbeddings);
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("5:3: warning: share_embeddings has no effect"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("5:3: warning: share_embeddings has no effect"));
 }
 
 TEST(SemaModelTest, EveryErrorInOneRun) {
@@ -265,13 +302,17 @@ TEST(SemaModelTest, EveryErrorInOneRun) {
   // vocab range, unknown d_modle (which stands for the missing d_model),
   // missing max_seq, position, ffn, bias.
   EXPECT_EQ(loaded.result.errorCount, 6u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("missing required key 'd_model'")));
+  EXPECT_THAT(loaded.diagnostics,
+              Not(HasSubstr("missing required key 'd_model'")));
   EXPECT_TRUE(loaded.result.ast);
   EXPECT_FALSE(loaded.result.ok());
   // Printed in the order of the file, whatever order Sema found them in.
   const char *order[] = {"1:1: error: missing required key 'max_seq'",
-                         "2:11: error:", "3:3: error:", "4:14: error:",
-                         "8:11: error:", "9:12: error:"};
+                         "2:11: error:",
+                         "3:3: error:",
+                         "4:14: error:",
+                         "8:11: error:",
+                         "9:12: error:"};
   size_t last = 0;
   for (const char *text : order) {
     size_t at = loaded.diagnostics.find(text);

@@ -28,9 +28,9 @@ TEST(SemaStackTest, Defaults) {
   EXPECT_TRUE(s.present);
   EXPECT_EQ(s.layers, 2);
   EXPECT_EQ(s.heads, 4);
-  EXPECT_EQ(s.kvHeads, 4);      // = heads
-  EXPECT_EQ(s.headDim, 16);     // d_model / heads
-  EXPECT_EQ(s.dFF, 256);        // 4 * d_model
+  EXPECT_EQ(s.kvHeads, 4);  // = heads
+  EXPECT_EQ(s.headDim, 16); // d_model / heads
+  EXPECT_EQ(s.dFF, 256);    // 4 * d_model
   EXPECT_EQ(s.ffn, Activation::Relu);
   EXPECT_EQ(s.placement, NormPlacement::Post);
   EXPECT_EQ(s.norm.kind, NormKind::LayerNorm);
@@ -45,11 +45,12 @@ TEST(SemaStackTest, Defaults) {
 }
 
 TEST(SemaStackTest, GivenValues) {
-  StackSpec s = encoderOf("layers = 3\nheads = 8\nkv_heads = 2\nhead_dim = 32\n"
-                          "d_ff = 100\nffn = swiglu\nbias = false\n"
-                          "norm = pre(rmsnorm(eps = 1e-6))\n"
-                          "final_norm = rmsnorm(eps = 1e-6)\n"
-                          "mask = none\ncross_attention = false\nattention = full\n");
+  StackSpec s =
+      encoderOf("layers = 3\nheads = 8\nkv_heads = 2\nhead_dim = 32\n"
+                "d_ff = 100\nffn = swiglu\nbias = false\n"
+                "norm = pre(rmsnorm(eps = 1e-6))\n"
+                "final_norm = rmsnorm(eps = 1e-6)\n"
+                "mask = none\ncross_attention = false\nattention = full\n");
   EXPECT_EQ(s.layers, 3);
   EXPECT_EQ(s.heads, 8);
   EXPECT_EQ(s.kvHeads, 2);
@@ -69,11 +70,13 @@ TEST(SemaStackTest, Activations) {
   struct Case {
     const char *name;
     Activation kind;
-  } cases[] = {{"relu", Activation::Relu},         {"gelu", Activation::Gelu},
-               {"gelu_tanh", Activation::GeluTanh}, {"silu", Activation::Silu},
-               {"swiglu", Activation::SwiGLU},      {"geglu", Activation::GeGLU}};
+  } cases[] = {
+      {"relu", Activation::Relu},          {"gelu", Activation::Gelu},
+      {"gelu_tanh", Activation::GeluTanh}, {"silu", Activation::Silu},
+      {"swiglu", Activation::SwiGLU},      {"geglu", Activation::GeGLU}};
   for (const Case &c : cases) {
-    StackSpec s = encoderOf(std::string("layers = 1\nheads = 1\nffn = ") + c.name + "\n");
+    StackSpec s =
+        encoderOf(std::string("layers = 1\nheads = 1\nffn = ") + c.name + "\n");
     EXPECT_EQ(s.ffn, c.kind) << c.name;
     EXPECT_STREQ(toString(s.ffn), c.name);
   }
@@ -87,7 +90,8 @@ TEST(SemaStackTest, NormEpsDefaultsWhenOmitted) {
   EXPECT_EQ(empty.norm.kind, NormKind::RMSNorm);
   EXPECT_DOUBLE_EQ(empty.norm.eps, 1e-5);
   EXPECT_DOUBLE_EQ(empty.finalNorm->eps, 1e-5);
-  StackSpec post = encoderOf("layers = 1\nheads = 1\nnorm = post(layernorm(eps = 1e-12))\n");
+  StackSpec post =
+      encoderOf("layers = 1\nheads = 1\nnorm = post(layernorm(eps = 1e-12))\n");
   EXPECT_DOUBLE_EQ(post.norm.eps, 1e-12);
   EXPECT_EQ(post.placement, NormPlacement::Post);
 }
@@ -100,7 +104,9 @@ TEST(SemaStackTest, HeadsMustDivideDModel) {
               HasSubstr("5:13: error: heads (12) must divide d_model (770)\n"
                         "    heads = 12\n"
                         "            ^~\n"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("note: choose heads that divide d_model, or set head_dim"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("note: choose heads that divide d_model, or set head_dim"));
 }
 
 TEST(SemaStackTest, HeadDimLiftsTheDivisibilityRule) {
@@ -110,7 +116,8 @@ TEST(SemaStackTest, HeadDimLiftsTheDivisibilityRule) {
 }
 
 TEST(SemaStackTest, KVHeadsMustDivideHeads) {
-  Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 4\nkv_heads = 3\n"));
+  Loaded loaded =
+      load(encoderSpec("", "layers = 1\nheads = 4\nkv_heads = 3\n"));
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("8:12: error: kv_heads (3) must divide heads (4)"));
   StackSpec ok = encoderOf("layers = 1\nheads = 4\nkv_heads = 1\n");
@@ -120,70 +127,98 @@ TEST(SemaStackTest, KVHeadsMustDivideHeads) {
 TEST(SemaStackTest, MissingRequiredKeysPointAtTheStack) {
   Loaded loaded = load(encoderSpec("", "d_ff = 8\n"));
   EXPECT_EQ(loaded.result.errorCount, 2u);
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:3: error: missing required key 'layers' in the encoder block"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("5:3: error: missing required key 'heads' in the encoder block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "5:3: error: missing required key 'layers' in the encoder block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "5:3: error: missing required key 'heads' in the encoder block"));
 }
 
 TEST(SemaStackTest, WrongTypesAndRanges) {
   Loaded loaded = load(encoderSpec("", "layers = twelve\nheads = 0\nbias = 1\n"
                                        "d_ff = 1.5\nkv_heads = -2\n"));
   EXPECT_EQ(loaded.result.errorCount, 5u) << loaded.diagnostics;
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("6:10: error: expected an integer for 'layers', found a name"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("6:10: error: expected an integer for 'layers', found a name"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("7:9: error: 'heads' must be > 0, found 0"));
+              HasSubstr("7:9: error: 'heads' must be > 0, found 0"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "8:8: error: expected true or false for 'bias', found an integer"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("9:8: error: expected an integer for 'd_ff', found a float"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:8: error: expected true or false for 'bias', found an integer"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("9:8: error: expected an integer for 'd_ff', found a float"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("10:12: error: 'kv_heads' must be > 0, found -2"));
+              HasSubstr("10:12: error: 'kv_heads' must be > 0, found -2"));
 }
 
 TEST(SemaStackTest, UnknownStackKeyAndModelKeyInStack) {
-  Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 1\nfnn = relu\nvocab = 3\n"));
+  Loaded loaded =
+      load(encoderSpec("", "layers = 1\nheads = 1\nfnn = relu\nvocab = 3\n"));
   EXPECT_EQ(loaded.result.errorCount, 2u);
   EXPECT_THAT(loaded.diagnostics, HasSubstr("8:1: error: unknown key 'fnn'"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("note: did you mean 'ffn'?"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("9:1: error: 'vocab' is not a key of the encoder block"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("note: 'vocab' belongs at model level, outside the encoder block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("9:1: error: 'vocab' is not a key of the encoder block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "note: 'vocab' belongs at model level, outside the encoder block"));
 }
 
 TEST(SemaStackTest, DuplicateStackKey) {
   Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 1\nlayers = 2\n"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("8:1: error: duplicate key 'layers'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("8:1: error: duplicate key 'layers'"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("6:1: note: first given here"));
 }
 
 TEST(SemaStackTest, UnknownActivation) {
   Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 1\nffn = gleu\n"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:7: error: unknown value 'gleu' for 'ffn'; expected one of "
-                        "relu, gelu, gelu_tanh, silu, swiglu, geglu"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("8:7: error: unknown value 'gleu' for 'ffn'; expected one of "
+                "relu, gelu, gelu_tanh, silu, swiglu, geglu"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("note: did you mean 'gelu'?"));
 }
 
 TEST(SemaStackTest, NormNeedsAPlacement) {
-  Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 1\nnorm = layernorm(eps = 1e-5)\n"));
+  Loaded loaded = load(
+      encoderSpec("", "layers = 1\nheads = 1\nnorm = layernorm(eps = 1e-5)\n"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:8: error: expected post(...) or pre(...) around 'layernorm' for 'norm'"));
-  Loaded inner = load(encoderSpec("", "layers = 1\nheads = 1\nnorm = post(batchnorm)\n"));
-  EXPECT_THAT(inner.diagnostics,
-              HasSubstr("8:13: error: unknown value 'batchnorm' for 'norm'; expected one "
-                        "of layernorm, rmsnorm"));
-  Loaded two = load(encoderSpec("", "layers = 1\nheads = 1\nnorm = post(layernorm, rmsnorm)\n"));
-  EXPECT_THAT(two.diagnostics, HasSubstr("8:24: error: 'post' takes one argument"));
+              HasSubstr("8:8: error: expected post(...) or pre(...) around "
+                        "'layernorm' for 'norm'"));
+  Loaded inner =
+      load(encoderSpec("", "layers = 1\nheads = 1\nnorm = post(batchnorm)\n"));
+  EXPECT_THAT(
+      inner.diagnostics,
+      HasSubstr(
+          "8:13: error: unknown value 'batchnorm' for 'norm'; expected one "
+          "of layernorm, rmsnorm"));
+  Loaded two = load(encoderSpec(
+      "", "layers = 1\nheads = 1\nnorm = post(layernorm, rmsnorm)\n"));
+  EXPECT_THAT(two.diagnostics,
+              HasSubstr("8:24: error: 'post' takes one argument"));
 }
 
 TEST(SemaStackTest, PreNormNeedsFinalNorm) {
-  Loaded loaded = load(encoderSpec("", "layers = 1\nheads = 1\nnorm = pre(layernorm(eps = 1e-6))\n"));
+  Loaded loaded = load(encoderSpec(
+      "", "layers = 1\nheads = 1\nnorm = pre(layernorm(eps = 1e-6))\n"));
   EXPECT_EQ(loaded.result.errorCount, 1u);
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("8:8: error: a pre-norm stack needs final_norm"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("note: add final_norm = layernorm(eps = 1e-6) to the encoder block"));
-  StackSpec none = encoderOf("layers = 1\nheads = 1\nnorm = pre(layernorm)\nfinal_norm = none\n");
+              HasSubstr("8:8: error: a pre-norm stack needs final_norm"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "note: add final_norm = layernorm(eps = 1e-6) to the encoder block"));
+  StackSpec none = encoderOf(
+      "layers = 1\nheads = 1\nnorm = pre(layernorm)\nfinal_norm = none\n");
   EXPECT_EQ(none.placement, NormPlacement::Pre);
   EXPECT_FALSE(none.finalNorm.has_value());
   StackSpec post = encoderOf("layers = 1\nheads = 1\nfinal_norm = layernorm\n");
@@ -191,74 +226,102 @@ TEST(SemaStackTest, PreNormNeedsFinalNorm) {
 }
 
 TEST(SemaStackTest, MasksAreRecognizedButNotSupported) {
-  const char *masks[] = {"causal", "padding", "sliding_window(size = 128)",
-                         "dilated_window(size = 8, dilation = 2)",
-                         "global(tokens = [0, 1])", "random(per_row = 3, seed = 7)",
-                         "padding + sliding_window(size = 4) + global(tokens = [0])"};
+  const char *masks[] = {
+      "causal",
+      "padding",
+      "sliding_window(size = 128)",
+      "dilated_window(size = 8, dilation = 2)",
+      "global(tokens = [0, 1])",
+      "random(per_row = 3, seed = 7)",
+      "padding + sliding_window(size = 4) + global(tokens = [0])"};
   for (const char *mask : masks) {
-    Loaded loaded =
-        load(encoderSpec("", std::string("layers = 1\nheads = 1\nmask = ") + mask + "\n"));
-    EXPECT_EQ(loaded.result.errorCount, 1u) << mask << "\n" << loaded.diagnostics;
+    Loaded loaded = load(encoderSpec(
+        "", std::string("layers = 1\nheads = 1\nmask = ") + mask + "\n"));
+    EXPECT_EQ(loaded.result.errorCount, 1u) << mask << "\n"
+                                            << loaded.diagnostics;
     EXPECT_THAT(loaded.diagnostics,
                 HasSubstr("8:8: error: mask = " +
                           std::string(llvm::StringRef(mask).take_until(
                               [](char c) { return c == '('; })) +
                           ""))
         << mask;
-    EXPECT_THAT(loaded.diagnostics, HasSubstr("is not supported yet by this version of tmc"));
+    EXPECT_THAT(loaded.diagnostics,
+                HasSubstr("is not supported yet by this version of tmc"));
   }
-  Loaded sum = load(encoderSpec("", "layers = 1\nheads = 1\n"
-                                    "mask = padding + sliding_window(size = 4)\n"));
-  EXPECT_THAT(sum.diagnostics,
-              HasSubstr("error: mask = padding + sliding_window is not supported yet"));
+  Loaded sum =
+      load(encoderSpec("", "layers = 1\nheads = 1\n"
+                           "mask = padding + sliding_window(size = 4)\n"));
+  EXPECT_THAT(
+      sum.diagnostics,
+      HasSubstr("error: mask = padding + sliding_window is not supported yet"));
 }
 
 TEST(SemaStackTest, MaskErrors) {
-  Loaded unknown = load(encoderSpec("", "layers = 1\nheads = 1\nmask = casual\n"));
-  EXPECT_THAT(unknown.diagnostics, HasSubstr("8:8: error: unknown value 'casual' for 'mask'"));
+  Loaded unknown =
+      load(encoderSpec("", "layers = 1\nheads = 1\nmask = casual\n"));
+  EXPECT_THAT(unknown.diagnostics,
+              HasSubstr("8:8: error: unknown value 'casual' for 'mask'"));
   EXPECT_THAT(unknown.diagnostics, HasSubstr("note: did you mean 'causal'?"));
   EXPECT_THAT(unknown.diagnostics, Not(HasSubstr("not supported")));
 
-  Loaded size = load(encoderSpec("", "layers = 1\nheads = 1\nmask = sliding_window\n"));
+  Loaded size =
+      load(encoderSpec("", "layers = 1\nheads = 1\nmask = sliding_window\n"));
   EXPECT_THAT(size.diagnostics,
               HasSubstr("error: 'sliding_window' needs the argument 'size'"));
-  EXPECT_THAT(size.diagnostics, HasSubstr("note: write sliding_window(size = ...)"));
+  EXPECT_THAT(size.diagnostics,
+              HasSubstr("note: write sliding_window(size = ...)"));
 
-  Loaded none = load(encoderSpec("", "layers = 1\nheads = 1\nmask = none + causal\n"));
-  EXPECT_THAT(none.diagnostics,
-              HasSubstr("8:8: error: 'none' cannot be combined with other masks"));
+  Loaded none =
+      load(encoderSpec("", "layers = 1\nheads = 1\nmask = none + causal\n"));
+  EXPECT_THAT(
+      none.diagnostics,
+      HasSubstr("8:8: error: 'none' cannot be combined with other masks"));
 
-  Loaded tokens = load(encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = 0)\n"));
+  Loaded tokens = load(
+      encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = 0)\n"));
   EXPECT_THAT(tokens.diagnostics,
-              HasSubstr("error: expected a list of positions for 'tokens', found an integer"));
-  Loaded beyond = load(encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = [40])\n"));
-  EXPECT_THAT(beyond.diagnostics, HasSubstr("error: 'tokens' must be at most 31, found 40"));
+              HasSubstr("error: expected a list of positions for 'tokens', "
+                        "found an integer"));
+  Loaded beyond = load(
+      encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = [40])\n"));
+  EXPECT_THAT(beyond.diagnostics,
+              HasSubstr("error: 'tokens' must be at most 31, found 40"));
 }
 
 TEST(SemaStackTest, CrossAttentionNeedsAnEncoderDecoderModel) {
   StackSpec off = encoderOf("layers = 1\nheads = 1\ncross_attention = false\n");
   EXPECT_FALSE(off.crossAttention);
-  Loaded on = load(encoderSpec("", "layers = 1\nheads = 1\ncross_attention = true\n"));
+  Loaded on =
+      load(encoderSpec("", "layers = 1\nheads = 1\ncross_attention = true\n"));
   EXPECT_EQ(on.result.errorCount, 1u);
-  EXPECT_THAT(on.diagnostics,
-              HasSubstr("8:19: error: cross_attention = true needs an encoder-decoder model"));
+  EXPECT_THAT(on.diagnostics, HasSubstr("8:19: error: cross_attention = true "
+                                        "needs an encoder-decoder model"));
 }
 
 TEST(SemaStackTest, Attention) {
-  Loaded linformer = load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer(k = 16)\n"));
-  EXPECT_THAT(linformer.diagnostics,
-              HasSubstr("8:13: error: attention = linformer is not supported yet"));
-  Loaded k = load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer\n"));
-  EXPECT_THAT(k.diagnostics, HasSubstr("error: 'linformer' needs the argument 'k'"));
-  Loaded sparse = load(encoderSpec("", "layers = 1\nheads = 1\nattention = sparse\n"));
+  Loaded linformer = load(encoderSpec(
+      "", "layers = 1\nheads = 1\nattention = linformer(k = 16)\n"));
+  EXPECT_THAT(
+      linformer.diagnostics,
+      HasSubstr("8:13: error: attention = linformer is not supported yet"));
+  Loaded k =
+      load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer\n"));
+  EXPECT_THAT(k.diagnostics,
+              HasSubstr("error: 'linformer' needs the argument 'k'"));
+  Loaded sparse =
+      load(encoderSpec("", "layers = 1\nheads = 1\nattention = sparse\n"));
   EXPECT_THAT(sparse.diagnostics,
-              HasSubstr("error: unknown value 'sparse' for 'attention'; expected one of full, linformer"));
+              HasSubstr("error: unknown value 'sparse' for 'attention'; "
+                        "expected one of full, linformer"));
 }
 
 TEST(SemaStackTest, RopeNeedsAnEvenHeadDim) {
-  Loaded loaded = load(encoderSpec("  position = rope\n", "layers = 1\nheads = 4\nhead_dim = 7\n"));
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("9:12: error: position = rope needs an even head_dim, found 7"));
+  Loaded loaded = load(encoderSpec("  position = rope\n",
+                                   "layers = 1\nheads = 4\nhead_dim = 7\n"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "9:12: error: position = rope needs an even head_dim, found 7"));
 }
 
 TEST(SemaStackTest, OverridesAreCheckedThenReportedUnsupported) {
@@ -266,7 +329,8 @@ TEST(SemaStackTest, OverridesAreCheckedThenReportedUnsupported) {
                                        "layers 0..1 { mask = causal }\n"));
   EXPECT_EQ(loaded.result.errorCount, 1u) << loaded.diagnostics;
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:1: error: layers 0..1 { } is not supported yet by this version of tmc"));
+              HasSubstr("8:1: error: layers 0..1 { } is not supported yet by "
+                        "this version of tmc"));
 }
 
 TEST(SemaStackTest, OverrideRanges) {
@@ -276,25 +340,34 @@ TEST(SemaStackTest, OverrideRanges) {
                                        "layers 0..2 { bias = false }\n"
                                        "layers 2..3 { bias = false }\n"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:8: error: layer range 2..1 is empty: its first layer comes after its last"));
+              HasSubstr("8:8: error: layer range 2..1 is empty: its first "
+                        "layer comes after its last"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr(
+          "9:8: error: layer range 0..4 is outside the encoder's layers 0..3 "
+          "(layers = 4)"));
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("9:8: error: layer range 0..4 is outside the encoder's layers 0..3 "
-                        "(layers = 4)"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("11:8: error: layer range 2..3 overlaps 0..2"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("10:8: note: the other range is here"));
+              HasSubstr("11:8: error: layer range 2..3 overlaps 0..2"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("10:8: note: the other range is here"));
   // Only the valid range 0..2 gets the "not supported" error.
   EXPECT_EQ(loaded.result.errorCount, 4u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("10:1: error: layers 0..2 { } is not supported yet"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("10:1: error: layers 0..2 { } is not supported yet"));
 }
 
 TEST(SemaStackTest, OverrideKeys) {
-  Loaded loaded = load(encoderSpec("", "layers = 4\nheads = 1\n"
-                                       "layers 0..1 { layers = 2; ffn = gleu; hedas = 2 }\n"));
+  Loaded loaded = load(
+      encoderSpec("", "layers = 4\nheads = 1\n"
+                      "layers 0..1 { layers = 2; ffn = gleu; hedas = 2 }\n"));
   EXPECT_EQ(loaded.result.errorCount, 3u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:15: error: 'layers' is not a key of the layers 0..1 block"));
+  EXPECT_THAT(
+      loaded.diagnostics,
+      HasSubstr("8:15: error: 'layers' is not a key of the layers 0..1 block"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("unknown value 'gleu' for 'ffn'"));
-  EXPECT_THAT(loaded.diagnostics, HasSubstr("8:39: error: unknown key 'hedas'"));
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("8:39: error: unknown key 'hedas'"));
 }
 
 } // namespace

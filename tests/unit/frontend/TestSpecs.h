@@ -1,4 +1,5 @@
-//===- TestSpecs.h - Helpers shared by the frontend unit tests -----*- C++ -*-===//
+//===- TestSpecs.h - Helpers shared by the frontend unit tests -----*- C++
+//-*-===//
 #pragma once
 
 #include "frontend/Frontend.h"
@@ -25,8 +26,9 @@ inline Loaded load(llvm::StringRef source, llvm::StringRef name = "test.tm") {
 /// A valid encoder-only model that tests extend or break: `model` lines are
 /// added to the model block (from line 5 on), `stack` is the whole body of
 /// encoder { }.
-inline std::string encoderSpec(llvm::StringRef model = "",
-                               llvm::StringRef stack = "layers = 2\nheads = 4\n") {
+inline std::string
+encoderSpec(llvm::StringRef model = "",
+            llvm::StringRef stack = "layers = 2\nheads = 4\n") {
   std::string text = "model m {\n"
                      "  vocab = 100\n"
                      "  d_model = 64\n"
