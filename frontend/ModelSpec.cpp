@@ -35,4 +35,16 @@ const char *toString(NormPlacement placement) {
   return placement == NormPlacement::Post ? "post" : "pre";
 }
 
+const char *toString(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::Causal: return "causal";
+  case MaskKind::Padding: return "padding";
+  case MaskKind::SlidingWindow: return "sliding_window";
+  case MaskKind::DilatedWindow: return "dilated_window";
+  case MaskKind::Global: return "global";
+  case MaskKind::Random: return "random";
+  }
+  return "?";
+}
+
 } // namespace tmc

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tmc {
 
@@ -28,11 +29,42 @@ struct NormSpec {
   llvm::SMLoc loc;
 };
 
-/// One `encoder { }` or `decoder { }` block.
-struct StackSpec {
-  bool present = false;
+enum class MaskKind { Causal, Padding, SlidingWindow, DilatedWindow, Global, Random };
+
+/// One term of a `mask = a + b + ...` sum.
+struct MaskTerm {
+  MaskKind kind = MaskKind::Causal;
+  int64_t size = 0;             ///< sliding_window / dilated_window: W
+  int64_t dilation = 1;         ///< dilated_window: D
+  std::vector<int64_t> tokens;  ///< global: the positions
+  int64_t perRow = 0;           ///< random: R keys per query
+  uint64_t seed = 0;            ///< random: S
   llvm::SMLoc loc;
-  int64_t layers = 0;
+};
+
+/// A self-attention mask; no terms is `none`. Semantics (frontend/Masks.h):
+/// the union of what the window/global/random terms allow (everything when
+/// there are none of them), restricted by causal and padding.
+struct MaskSpec {
+  std::vector<MaskTerm> terms;
+  llvm::SMLoc loc;
+
+  const MaskTerm *find(MaskKind kind) const {
+    for (const MaskTerm &term : terms)
+      if (term.kind == kind)
+        return &term;
+    return nullptr;
+  }
+  bool has(MaskKind kind) const { return find(kind) != nullptr; }
+  bool none() const { return terms.empty(); }
+};
+
+enum class AttentionKind { Full, Linformer };
+
+/// The keys of a stack that a `layers A..B { }` block may override, as they
+/// hold for one layer. A StackSpec carries the stack-wide values (its base)
+/// and the effective values of every layer.
+struct LayerSpec {
   int64_t heads = 0;
   int64_t kvHeads = 0;  // == heads unless grouped-query
   int64_t headDim = 0;  // d_model / heads unless given
@@ -40,14 +72,30 @@ struct StackSpec {
   Activation ffn = Activation::Relu;
   NormPlacement placement = NormPlacement::Post;
   NormSpec norm;
-  std::optional<NormSpec> finalNorm;
   bool bias = true;
+  MaskSpec mask;
+  AttentionKind attention = AttentionKind::Full;
+  int64_t linformerK = 0; ///< linformer: rows keys and values are projected to
+  // Locations of the keys, for diagnostics and op locations further down.
+  llvm::SMLoc attentionLoc, ffnLoc, normLoc, maskLoc;
+};
+
+/// One `encoder { }` or `decoder { }` block. Its LayerSpec base holds the
+/// stack-wide values; `layerSpecs[i]` holds layer i's, overrides applied.
+struct StackSpec : LayerSpec {
+  bool present = false;
+  llvm::SMLoc loc;
+  int64_t layers = 0;
+  std::optional<NormSpec> finalNorm;
   /// Attends to the encoder's output (only in the decoder of an
   /// encoder-decoder model).
   bool crossAttention = false;
-  // Locations of the keys, for diagnostics and op locations further down.
-  llvm::SMLoc attentionLoc, ffnLoc, normLoc;
+  std::vector<LayerSpec> layerSpecs; ///< size == layers
+
+  const LayerSpec &layer(int64_t i) const { return layerSpecs[static_cast<size_t>(i)]; }
 };
+
+enum class Pooling { First, Mean };
 
 struct ModelSpec {
   std::string name;
@@ -62,18 +110,31 @@ struct ModelSpec {
   int64_t segments = 0;
   bool shareEmbeddings = true; // encoder-decoder: one token table for both
   OutputKind output = OutputKind::Hidden;
+  bool tiedHead = true;        ///< lm_head(tied = ...)
+  bool headBias = false;       ///< lm_head(bias = ...)
+  int64_t classes = 0;         ///< classifier(classes = N)
+  Pooling pool = Pooling::First; ///< classifier(pool = first|mean)
   DType dtype = DType::F32;
   StackSpec encoder;
   StackSpec decoder;
   llvm::SMLoc positionLoc, outputLoc;
 
+  bool isEncoderDecoder() const { return encoder.present && decoder.present; }
   /// Width of the tensor the executable returns per position.
-  int64_t outputWidth() const { return dModel; }
+  int64_t outputWidth() const {
+    switch (output) {
+    case OutputKind::LMHead: return vocab;
+    case OutputKind::Classifier: return classes;
+    case OutputKind::Hidden: break;
+    }
+    return dModel;
+  }
 };
 
 const char *toString(PositionKind kind);
 const char *toString(Activation kind);
 const char *toString(NormKind kind);
 const char *toString(NormPlacement placement);
+const char *toString(MaskKind kind);
 
 } // namespace tmc

@@ -57,6 +57,9 @@ public:
         applyKey(assignment, out, context.reportUnsupported);
     relateKeys(keys, out);
     checkOverrides(out);
+    // Until layer overrides are applied, every layer is the stack's base.
+    if (out.layers > 0)
+      out.layerSpecs.assign(static_cast<size_t>(out.layers), static_cast<const LayerSpec &>(out));
   }
 
 private:

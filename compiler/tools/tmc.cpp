@@ -6,150 +6,32 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/tools/Commands.h"
 #include "compiler/Driver.h"
 #include "compiler/InitWeights.h"
 #include "compiler/Target.h"
 #include "frontend/Frontend.h"
-#include "frontend/Manifest.h"
 
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 using namespace llvm;
+using namespace tmc::tools;
 
 namespace {
-
-cl::OptionCategory toolOptions("tmc options");
 
 struct Command {
   const char *name;
   const char *summary;
   int (*run)(int argc, char **argv);
 };
-
-/// libLLVM.so registers options of its own in the same registry (--threads
-/// among them); a command takes over the names it defines, so call this before
-/// declaring its cl::opts.
-void releaseGlobalOptions(std::initializer_list<StringRef> names) {
-  auto &registered = cl::getRegisteredOptions();
-  for (StringRef name : names)
-    if (auto it = registered.find(name); it != registered.end())
-      it->second->removeArgument();
-}
-
-/// Parses this command's options; exits with status 1 on a malformed line.
-void parseOptions(int argc, char **argv, const char *overview) {
-  cl::HideUnrelatedOptions(toolOptions);
-  cl::ParseCommandLineOptions(argc, argv, overview);
-}
-
-int64_t elementCount(const tmc::TensorSpec &tensor) {
-  int64_t count = 1;
-  for (int64_t dim : tensor.shape)
-    count *= dim;
-  return count;
-}
-
-int64_t elementBytes(tmc::DType dtype) { return dtype == tmc::DType::F32 ? 4 : 2; }
-
-/// Loads a spec for a command; prints diagnostics and returns nullopt on error.
-std::optional<tmc::LoadedSpec> load(const std::string &path) {
-  tmc::LoadedSpec loaded = tmc::loadSpec(path, errs());
-  if (!loaded.ok())
-    return std::nullopt;
-  return loaded;
-}
-
-int checkCommand(int argc, char **argv) {
-  releaseGlobalOptions({"json"});
-  cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
-                             cl::cat(toolOptions));
-  cl::opt<bool> json("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
-  parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n");
-  auto loaded = load(input);
-  if (!loaded)
-    return 1;
-  const tmc::ModelSpec &spec = *loaded->spec;
-  int64_t parameters = 0, bytes = 0;
-  for (const tmc::TensorSpec &tensor : tmc::buildManifest(spec)) {
-    parameters += elementCount(tensor);
-    bytes += elementCount(tensor) * elementBytes(tensor.dtype);
-  }
-  auto stackJson = [&](const tmc::StackSpec &stack) {
-    return nlohmann::json{{"layers", stack.layers},     {"heads", stack.heads},
-                          {"kv_heads", stack.kvHeads},  {"head_dim", stack.headDim},
-                          {"d_ff", stack.dFF},          {"ffn", tmc::toString(stack.ffn)},
-                          {"norm", std::string(tmc::toString(stack.placement)) + "(" +
-                                       tmc::toString(stack.norm.kind) + ")"},
-                          {"bias", stack.bias}};
-  };
-  nlohmann::json summary = {{"model", spec.name},         {"vocab", spec.vocab},
-                            {"d_model", spec.dModel},     {"max_seq", spec.maxSeq},
-                            {"position", tmc::toString(spec.position)},
-                            {"parameters", parameters},   {"weight_bytes", bytes}};
-  if (spec.encoder.present)
-    summary["encoder"] = stackJson(spec.encoder);
-  if (spec.decoder.present)
-    summary["decoder"] = stackJson(spec.decoder);
-  if (json) {
-    outs() << summary.dump(2) << "\n";
-    return 0;
-  }
-  outs() << input << ": model '" << spec.name << "' is valid\n";
-  outs() << "  parameters    " << parameters << "\n";
-  outs() << "  weight bytes  " << bytes << "\n";
-  outs() << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
-         << spec.maxSeq << ", position " << tmc::toString(spec.position) << "\n";
-  for (const char *name : {"encoder", "decoder"}) {
-    if (!summary.contains(name))
-      continue;
-    const nlohmann::json &s = summary[name];
-    outs() << "  " << name << ": " << s["layers"].get<int64_t>() << " layers, "
-           << s["heads"].get<int64_t>() << " heads (kv " << s["kv_heads"].get<int64_t>()
-           << ", head_dim " << s["head_dim"].get<int64_t>() << "), d_ff "
-           << s["d_ff"].get<int64_t>() << ", ffn " << s["ffn"].get<std::string>() << ", "
-           << s["norm"].get<std::string>() << "\n";
-  }
-  return 0;
-}
-
-int manifestCommand(int argc, char **argv) {
-  releaseGlobalOptions({"json"});
-  cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
-                             cl::cat(toolOptions));
-  cl::opt<bool> json("json", cl::desc("Print the tensors as JSON"), cl::cat(toolOptions));
-  parseOptions(argc, argv, "tmc manifest: list the weight tensors a model expects\n");
-  auto loaded = load(input);
-  if (!loaded)
-    return 1;
-  std::vector<tmc::TensorSpec> manifest = tmc::buildManifest(*loaded->spec);
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const tmc::TensorSpec &tensor : manifest)
-      list.push_back({{"name", tensor.name},
-                      {"shape", tensor.shape},
-                      {"dtype", tmc::safetensorsDType(tensor.dtype)}});
-    outs() << list.dump(2) << "\n";
-    return 0;
-  }
-  for (const tmc::TensorSpec &tensor : manifest) {
-    outs() << tensor.name << " [";
-    interleaveComma(tensor.shape, outs());
-    outs() << "] " << tmc::safetensorsDType(tensor.dtype) << "\n";
-  }
-  return 0;
-}
 
 int initWeightsCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "seed"});

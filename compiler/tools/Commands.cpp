@@ -1,0 +1,32 @@
+//===- Commands.cpp - Helpers shared by the subcommands of tmc -------------===//
+
+#include "compiler/tools/Commands.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace tmc::tools {
+
+cl::OptionCategory toolOptions("tmc options");
+
+void releaseGlobalOptions(std::initializer_list<StringRef> names) {
+  auto &registered = cl::getRegisteredOptions();
+  for (StringRef name : names)
+    if (auto it = registered.find(name); it != registered.end())
+      it->second->removeArgument();
+}
+
+void parseOptions(int argc, char **argv, const char *overview) {
+  cl::HideUnrelatedOptions(toolOptions);
+  cl::ParseCommandLineOptions(argc, argv, overview);
+}
+
+std::optional<LoadedSpec> load(const std::string &path) {
+  LoadedSpec loaded = loadSpec(path, errs());
+  if (!loaded.ok())
+    return std::nullopt;
+  return loaded;
+}
+
+} // namespace tmc::tools

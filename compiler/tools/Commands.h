@@ -1,0 +1,32 @@
+//===- Commands.h - The subcommands of tmc and their shared helpers -*- C++ -*-===//
+#pragma once
+
+#include "frontend/Frontend.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace tmc::tools {
+
+/// The category every command's options belong to; --help shows only it.
+extern llvm::cl::OptionCategory toolOptions;
+
+/// libLLVM.so registers options of its own in the same registry (--threads
+/// among them); a command takes over the names it defines, so it calls this
+/// before declaring its cl::opts.
+void releaseGlobalOptions(std::initializer_list<llvm::StringRef> names);
+
+/// Parses a command's options; exits with status 1 on a malformed line.
+void parseOptions(int argc, char **argv, const char *overview);
+
+/// Loads a spec for a command; prints diagnostics and returns nullopt on error.
+std::optional<LoadedSpec> load(const std::string &path);
+
+int checkCommand(int argc, char **argv);
+int manifestCommand(int argc, char **argv);
+
+} // namespace tmc::tools
