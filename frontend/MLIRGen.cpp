@@ -98,6 +98,21 @@ private:
       ok &= unsupported(spec.outputLoc, "an output other than hidden");
     if (spec.dtype != DType::F32)
       ok &= unsupported(spec.loc, "a weight dtype other than f32");
+    if (spec.encoder.present) {
+      const StackSpec &stack = spec.encoder;
+      for (const LayerSpec &layer : stack.layerSpecs)
+        if (!sameLayer(layer, stack)) {
+          ok &= unsupported(stack.loc, "a layer override (layers A..B { })");
+          break;
+        }
+      if (!stack.mask.none())
+        ok &= unsupported(stack.maskLoc.isValid() ? stack.maskLoc : stack.loc,
+                          "a self-attention mask");
+      if (stack.attention != AttentionKind::Full)
+        ok &= unsupported(stack.attentionLoc, "attention = linformer");
+      if (stack.crossAttention)
+        ok &= unsupported(stack.loc, "cross_attention");
+    }
     const StackSpec &stack = spec.encoder;
     if (stack.present) {
       if (stack.norm.kind != NormKind::LayerNorm ||
@@ -107,6 +122,15 @@ private:
         ok &= unsupported(stack.ffnLoc, Twine("ffn = ") + toString(stack.ffn));
     }
     return ok;
+  }
+
+  /// Whether a layer keeps every key of its stack's base (no override).
+  static bool sameLayer(const LayerSpec &a, const LayerSpec &b) {
+    return a.heads == b.heads && a.kvHeads == b.kvHeads && a.headDim == b.headDim &&
+           a.dFF == b.dFF && a.ffn == b.ffn && a.placement == b.placement &&
+           a.norm.kind == b.norm.kind && a.norm.eps == b.norm.eps && a.bias == b.bias &&
+           a.mask.terms.size() == b.mask.terms.size() && a.attention == b.attention &&
+           a.linformerK == b.linformerK;
   }
 
   Value weight(StringRef name, Location at) {
