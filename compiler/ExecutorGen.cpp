@@ -16,6 +16,7 @@ constexpr const char *kPrelude = R"cpp(#include "runtime/tmr_abi.h"
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <new>
 #include <vector>
@@ -74,14 +75,35 @@ const char *dtypeEnum(DType dtype) {
   return "TMR_F32";
 }
 
-std::string slotPointer(const Slot &slot) {
+std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
   switch (slot.kind) {
   case Slot::Kind::Tokens: return "args->tokens";
+  case Slot::Kind::Offset: return "P";
+  case Slot::Kind::Segments: return "segments";
   case Slot::Kind::Weight: return llvm::formatv("args->weights[{0}]", slot.index).str();
   case Slot::Kind::Arena: return llvm::formatv("arena + {0} * T", slot.index).str();
   case Slot::Kind::Output: return "args->output";
+  case Slot::Kind::Cache:
+    return llvm::formatv("args->cache + {0}", plan.caches[slot.index].offset).str();
   }
   return "nullptr";
+}
+
+std::string extentText(int64_t extent) {
+  if (extent == BufferShape::kTokens)
+    return "T";
+  if (extent == BufferShape::kKeys)
+    return "P + T";
+  return std::to_string(extent);
+}
+
+const char *outputKind(const ModelSpec &spec) {
+  switch (spec.output) {
+  case OutputKind::LMHead: return "logits";
+  case OutputKind::Classifier: return "classes";
+  case OutputKind::Hidden: break;
+  }
+  return "hidden";
 }
 
 } // namespace
@@ -104,20 +126,28 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   os << "};\n\n} // namespace\n\nextern \"C\" {\n";
   for (const KernelDesc &kernel : plan.kernels) {
     os << "int tmk_" << kernel.name() << "(";
-    size_t params = kernelSignature(kernel).size();
-    for (size_t i = 0; i < params; ++i)
-      os << (i ? ", " : "") << "halide_buffer_t *";
+    std::vector<BufferShape> signature = kernelSignature(kernel);
+    for (size_t i = 0; i < signature.size(); ++i)
+      os << (i ? ", " : "") << (signature[i].isScalar ? "int32_t" : "halide_buffer_t *");
     os << ");\n";
   }
   os << "}\n\nnamespace {\n\n";
 
   os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
      << "  const int32_t T = static_cast<int32_t>(args->num_tokens);\n"
-     << "  if (args->num_tokens < 1 || args->num_tokens > " << spec.maxSeq << ") {\n"
-     << "    std::snprintf(err, errLen, \"%lld tokens given, this model accepts 1 to "
-     << spec.maxSeq << "\", static_cast<long long>(args->num_tokens));\n"
-     << "    return 1;\n  }\n"
-     << "  halideMessage[0] = 0;\n"
+     << "  const int32_t P = static_cast<int32_t>(args->offset);\n"
+     << "  if (args->num_tokens < 1 || args->offset < 0 || args->offset + args->num_tokens > "
+     << spec.maxSeq << ") {\n"
+     << "    std::snprintf(err, errLen, \"%lld tokens after %lld cached ones: this model "
+        "accepts 1 to "
+     << spec.maxSeq << " in all\", static_cast<long long>(args->num_tokens), "
+        "static_cast<long long>(args->offset));\n"
+     << "    return 1;\n  }\n";
+  if (plan.cacheFloats == 0)
+    os << "  if (P != 0) {\n"
+       << "    std::snprintf(err, errLen, \"this model keeps no cache: offset must be 0\");\n"
+       << "    return 1;\n  }\n";
+  os << "  halideMessage[0] = 0;\n"
      << "  halide_set_error_handler(captureHalideError);\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
      << options.defaultThreads << ");\n"
@@ -126,33 +156,53 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << "  } catch (const std::bad_alloc &) {\n"
      << "    std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
      << "    return 1;\n  }\n"
+     << "  // Segment ids default to 0 (docs/spec-language.md).\n"
+     << "  std::vector<int32_t> zeroSegments;\n"
+     << "  const int32_t *segments = args->segments;\n"
+     << "  if (!segments) {\n"
+     << "    zeroSegments.assign(static_cast<size_t>(T), 0);\n"
+     << "    segments = zeroSegments.data();\n"
+     << "  }\n"
+     << "  (void)segments;\n"
      << "  float *arena = storage.data();\n"
      << "  (void)arena;\n";
 
-  for (size_t c = 0; c < plan.calls.size(); ++c) {
-    const KernelCall &call = plan.calls[c];
-    const KernelDesc &kernel = plan.kernels[call.kernel];
-    std::vector<BufferShape> sig = kernelSignature(kernel);
+  for (const KernelCall &call : plan.calls) {
     os << "  { // " << call.opName << " " << call.location << "\n";
+    if (call.kind == KernelCall::Kind::CacheAppend) {
+      const CacheDesc &cache = plan.caches[call.args[1].slot.index];
+      os << "    std::memcpy(args->cache + " << cache.offset << " + static_cast<size_t>(P) * "
+         << cache.width << ", " << slotPointer(call.args[0].slot, plan)
+         << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n  }\n";
+      continue;
+    }
+    const KernelDesc &kernel = plan.kernels[call.kernel];
     for (size_t a = 0; a < call.args.size(); ++a) {
-      os << "    View a" << a << "(" << slotPointer(call.args[a]) << ", "
-         << (sig[a].isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
-      llvm::interleaveComma(sig[a].extents, os, [&](int64_t e) {
-        os << (e < 0 ? std::string("T") : std::to_string(e));
-      });
+      const CallArg &arg = call.args[a];
+      if (arg.shape.isScalar)
+        continue;
+      os << "    View a" << a << "(" << slotPointer(arg.slot, plan) << ", "
+         << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
+      llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
       os << "});\n";
     }
     os << "    if (int rc = tmk_" << kernel.name() << "(";
-    for (size_t a = 0; a < call.args.size(); ++a)
-      os << (a ? ", " : "") << "a" << a << ".get()";
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      os << (a ? ", " : "");
+      if (call.args[a].shape.isScalar)
+        os << slotPointer(call.args[a].slot, plan);
+      else
+        os << "a" << a << ".get()";
+    }
     os << "))\n      return kernelFailed(err, errLen, "
        << quote(call.opName + " (" + call.location + ")") << ", rc);\n  }\n";
   }
   os << "  return 0;\n}\n\n";
 
   os << "const tmr_model_desc kModel = {\n"
-     << "  TMR_ABI_VERSION, " << quote(spec.name) << ", \"hidden\", " << spec.vocab << ", "
-     << spec.maxSeq << ", " << plan.outputWidth << ",\n"
+     << "  TMR_ABI_VERSION, " << quote(spec.name) << ", \"" << outputKind(spec) << "\", "
+     << spec.vocab << ", " << spec.maxSeq << ", " << plan.outputWidth << ", "
+     << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ",\n"
      << "  " << manifest.size() << ", kTensors, run,\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_model(void) { return &kModel; }\n";
   return text;

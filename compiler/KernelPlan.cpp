@@ -55,6 +55,11 @@ KernelDesc describe(Operation *op) {
         if (positions.getTable())
           desc.positionRows = cast<ShapedType>(positions.getTable().getType()).getDimSize(0);
       })
+      .Case([&](tm::AddSegmentsOp segments) {
+        desc.kind = KernelKind::AddSegments;
+        desc.width = width(segments.getResult());
+        desc.positionRows = cast<ShapedType>(segments.getTable().getType()).getDimSize(0);
+      })
       .Case([&](tm::LinearOp linear) {
         desc.kind = KernelKind::Linear;
         desc.width = width(linear.getResult());
@@ -69,6 +74,18 @@ KernelDesc describe(Operation *op) {
         desc.kvHeads = attention.getKvHeads();
         desc.headDim = attention.getHeadDim();
         desc.scale = attention.getScale().convertToDouble();
+        tm::MaskAttr mask = attention.getMask();
+        desc.mask.causal = mask.getCausal();
+        desc.mask.padding = mask.getPadding();
+        desc.mask.decoder = mask.getDecoder();
+        desc.mask.window = mask.getWindow();
+        desc.mask.dilated = mask.getDilated();
+        desc.mask.dilation = mask.getDilation();
+        desc.mask.globals.assign(mask.getGlobals().begin(), mask.getGlobals().end());
+        desc.mask.randomPerRow = mask.getRandomPerRow();
+        desc.mask.randomSeed = mask.getRandomSeed();
+        desc.mask.maxSeq = mask.getMaxSeq();
+        desc.mask.alibi = attention.getAlibi();
       })
       .Case([&](tm::AddOp add) {
         desc.kind = KernelKind::Add;
@@ -79,17 +96,63 @@ KernelDesc describe(Operation *op) {
         desc.width = width(activation.getResult());
         desc.activation = activation.getKind().str();
       })
-      .Case([&](tm::LayerNormOp norm) {
-        desc.kind = KernelKind::LayerNorm;
-        desc.width = width(norm.getResult());
-        desc.eps = norm.getEps().convertToDouble();
+      .Case([&](tm::GatedActivationOp gated) {
+        desc.kind = KernelKind::GatedActivation;
+        desc.width = width(gated.getResult());
+        desc.activation = gated.getKind().str();
       })
-      .Case([&](tm::AddLayerNormOp norm) {
-        desc.kind = KernelKind::AddLayerNorm;
+      .Case([&](tm::NormOp norm) {
+        desc.kind = KernelKind::Norm;
         desc.width = width(norm.getResult());
         desc.eps = norm.getEps().convertToDouble();
+        desc.variant = norm.getKind().str();
+        desc.hasBias = static_cast<bool>(norm.getBias());
+      })
+      .Case([&](tm::AddNormOp norm) {
+        desc.kind = KernelKind::AddNorm;
+        desc.width = width(norm.getResult());
+        desc.eps = norm.getEps().convertToDouble();
+        desc.variant = norm.getKind().str();
+        desc.hasBias = static_cast<bool>(norm.getBias());
+      })
+      .Case([&](tm::RopeOp rope) {
+        desc.kind = KernelKind::Rope;
+        desc.width = width(rope.getResult());
+        desc.heads = rope.getHeads();
+        desc.headDim = rope.getHeadDim();
+        desc.theta = rope.getTheta().convertToDouble();
+      })
+      .Case([&](tm::PoolOp pool) {
+        desc.kind = KernelKind::Pool;
+        desc.width = width(pool.getResult());
+        desc.variant = pool.getKind().str();
       });
   return desc;
+}
+
+/// FNV-1a over a list, to name kernels by long attribute lists.
+uint64_t hashList(const std::vector<int64_t> &values) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t v : values)
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= static_cast<uint64_t>(v >> (8 * byte)) & 0xff;
+      hash *= 1099511628211ull;
+    }
+  return hash;
+}
+
+std::string maskName(const MaskDesc &m) {
+  std::string name;
+  if (m.causal) name += "c";
+  if (m.padding) name += "p";
+  if (m.alibi) name += "a";
+  if (m.window) name += llvm::formatv("w{0}", m.window).str();
+  if (m.dilated) name += llvm::formatv("l{0}x{1}", m.dilated, m.dilation).str();
+  if (!m.globals.empty())
+    name += llvm::formatv("g{0}h{1:x}", m.globals.size(), hashList(m.globals) & 0xffffffff).str();
+  if (m.randomPerRow) name += llvm::formatv("r{0}s{1}", m.randomPerRow, m.randomSeed).str();
+  if (m.restricted()) name += (m.decoder ? "d" : "e") + std::to_string(m.maxSeq);
+  return name.empty() ? "full" : name;
 }
 
 /// Location as "name @ file:line:col" for error messages from the executable.
@@ -122,7 +185,7 @@ int64_t assignArenaOffsets(std::vector<KernelCall> &calls,
     // Free the values whose last use was an earlier call; values read by this
     // call stay live so that the output never aliases an input.
     llvm::erase_if(live, [&](const Live &l) { return l.lastUse < i; });
-    const Slot &out = calls[i].args.back();
+    const Slot &out = calls[i].args.back().slot;
     if (out.kind != Slot::Kind::Arena)
       continue;
     std::sort(live.begin(), live.end(),
@@ -138,9 +201,9 @@ int64_t assignArenaOffsets(std::vector<KernelCall> &calls,
     arenaWidth = std::max(arenaWidth, offset + out.width);
   }
   for (KernelCall &call : calls)
-    for (Slot &slot : call.args)
-      if (slot.kind == Slot::Kind::Arena)
-        slot.index = offsetOfCall[slot.index];
+    for (CallArg &arg : call.args)
+      if (arg.slot.kind == Slot::Kind::Arena)
+        arg.slot.index = offsetOfCall[arg.slot.index];
   return arenaWidth;
 }
 
@@ -155,58 +218,83 @@ std::string KernelDesc::name() const {
   case KernelKind::AddPositions:
     return llvm::formatv("positions_d{0}_{1}{2}", width, position,
                          positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
+  case KernelKind::AddSegments:
+    return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
   case KernelKind::Linear:
     return llvm::formatv("linear_k{0}_n{1}{2}_{3}", inWidth, width,
                          hasBias ? "_b" : "", activation).str();
   case KernelKind::Attention:
-    return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}", heads, kvHeads, headDim,
-                         formatDouble(scale)).str();
+    return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}_{4}", heads, kvHeads, headDim,
+                         formatDouble(scale), maskName(mask)).str();
   case KernelKind::Add:
     return llvm::formatv("add_d{0}", width).str();
   case KernelKind::Activation:
     return llvm::formatv("activation_d{0}_{1}", width, activation).str();
-  case KernelKind::LayerNorm:
-    return llvm::formatv("layer_norm_d{0}_e{1}", width, formatDouble(eps)).str();
-  case KernelKind::AddLayerNorm:
-    return llvm::formatv("add_layer_norm_d{0}_e{1}", width, formatDouble(eps)).str();
+  case KernelKind::GatedActivation:
+    return llvm::formatv("gated_d{0}_{1}", width, activation).str();
+  case KernelKind::Norm:
+  case KernelKind::AddNorm:
+    return llvm::formatv("{0}{1}_d{2}_e{3}{4}", kind == KernelKind::AddNorm ? "add_" : "",
+                         variant, width, formatDouble(eps), hasBias ? "_b" : "").str();
+  case KernelKind::Rope:
+    return llvm::formatv("rope_h{0}_d{1}_t{2}", heads, headDim, formatDouble(theta)).str();
+  case KernelKind::Pool:
+    return llvm::formatv("pool_d{0}_{1}", width, variant).str();
   }
   return "unknown";
 }
 
 std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
-  const int64_t T = -1;
-  BufferShape rows{false, {k.width, T}};
+  const int64_t T = BufferShape::kTokens;
+  BufferShape rows{false, false, {k.width, T}};
+  BufferShape vec{false, false, {k.width}};
+  BufferShape offset{true, true, {}};
   switch (k.kind) {
   case KernelKind::Embed: {
-    std::vector<BufferShape> sig = {{true, {T}}, {false, {k.width, k.tableRows}}};
+    std::vector<BufferShape> sig = {{true, false, {T}}, offset, {false, false, {k.width, k.tableRows}}};
     if (k.position == "learned")
-      sig.push_back({false, {k.width, k.positionRows}});
+      sig.push_back({false, false, {k.width, k.positionRows}});
     sig.push_back(rows);
     return sig;
   }
   case KernelKind::AddPositions:
     if (k.position == "learned")
-      return {rows, {false, {k.width, k.positionRows}}, rows};
-    return {rows, rows};
+      return {rows, offset, {false, false, {k.width, k.positionRows}}, rows};
+    return {rows, offset, rows};
+  case KernelKind::AddSegments:
+    return {rows, {true, false, {T}}, {false, false, {k.width, k.positionRows}}, rows};
   case KernelKind::Linear: {
-    std::vector<BufferShape> sig = {{false, {k.inWidth, T}}, {false, {k.inWidth, k.width}}};
+    std::vector<BufferShape> sig = {{false, false, {k.inWidth, T}},
+                                    {false, false, {k.inWidth, k.width}}};
     if (k.hasBias)
-      sig.push_back({false, {k.width}});
+      sig.push_back(vec);
     sig.push_back(rows);
     return sig;
   }
   case KernelKind::Attention: {
-    BufferShape q{false, {k.headDim, k.heads, T}}, kv{false, {k.headDim, k.kvHeads, T}};
+    BufferShape q{false, false, {k.headDim, k.heads, T}}, kv{false, false, {k.headDim, k.kvHeads, T}};
     return {q, kv, kv, q};
   }
+  case KernelKind::Rope:
+    return {{false, false, {k.headDim, k.heads, T}}, offset, {false, false, {k.headDim, k.heads, T}}};
   case KernelKind::Add:
+  case KernelKind::GatedActivation:
     return {rows, rows, rows};
   case KernelKind::Activation:
     return {rows, rows};
-  case KernelKind::LayerNorm:
-    return {rows, {false, {k.width}}, {false, {k.width}}, rows};
-  case KernelKind::AddLayerNorm:
-    return {rows, rows, {false, {k.width}}, {false, {k.width}}, rows};
+  case KernelKind::Norm:
+  case KernelKind::AddNorm: {
+    std::vector<BufferShape> sig = {rows};
+    if (k.kind == KernelKind::AddNorm)
+      sig.push_back(rows);
+    sig.push_back(vec);
+    if (k.hasBias)
+      sig.push_back(vec);
+    sig.push_back(rows);
+    return sig;
+  }
+  case KernelKind::Pool:
+    return {rows, {false, false, {k.width, 1}}};
   }
   return {};
 }
@@ -223,11 +311,25 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   std::map<std::string, size_t> kernelByName;
   // Until offsets are assigned, an arena slot's index is its defining call.
   llvm::DenseMap<Value, Slot> slots;
+  llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
   std::vector<size_t> lastUse; // per call: the last call that reads its result
   slots[forward.getArgument(0)] = {Slot::Kind::Tokens, 0, 0};
+  slots[forward.getArgument(1)] = {Slot::Kind::Offset, 0, 0};
+  if (forward.getNumArguments() > 2)
+    slots[forward.getArgument(2)] = {Slot::Kind::Segments, 0, 0};
   auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
   Value result = returnOp.getOperand(0);
   plan.outputWidth = width(result);
+  int64_t resultRows = cast<ShapedType>(result.getType()).getDimSize(0);
+  plan.outputRows = ShapedType::isDynamic(resultRows) ? 0 : resultRows;
+
+  auto rowsOf = [&](Value v) -> int64_t {
+    if (auto it = rowCount.find(v); it != rowCount.end())
+      return it->second;
+    auto type = cast<ShapedType>(v.getType());
+    int64_t rows = type.getDimSize(0);
+    return ShapedType::isDynamic(rows) ? BufferShape::kTokens : rows;
+  };
 
   for (Operation &op : forward.getBody().front().without_terminator()) {
     if (auto weight = dyn_cast<tm::WeightOp>(op)) {
@@ -238,6 +340,32 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
       slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
       continue;
     }
+    size_t callIndex = plan.calls.size();
+    auto use = [&](Value operand) {
+      Slot slot = slots.lookup(operand);
+      if (slot.kind == Slot::Kind::Arena)
+        lastUse[slot.index] = callIndex;
+      return slot;
+    };
+
+    if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
+      CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
+                      plan.cacheFloats};
+      plan.cacheFloats += cache.width * cache.capacity;
+      Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(plan.caches.size()), cache.width};
+      plan.caches.push_back(cache);
+      KernelCall call;
+      call.kind = KernelCall::Kind::CacheAppend;
+      call.opName = op.getName().getStringRef().str();
+      call.location = describeLocation(op.getLoc());
+      call.args.push_back({use(append.getInput()), {false, false, {cache.width, BufferShape::kTokens}}});
+      call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
+      plan.calls.push_back(std::move(call));
+      lastUse.push_back(callIndex);
+      slots[append.getResult()] = cacheSlot;
+      rowCount[append.getResult()] = BufferShape::kKeys;
+      continue;
+    }
     if (!isa<tm::TMDialect>(op.getDialect()) || op.getNumResults() != 1)
       return op.emitOpError("cannot be mapped to a kernel"), failure();
 
@@ -246,21 +374,27 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
     auto [it, inserted] = kernelByName.try_emplace(name, plan.kernels.size());
     if (inserted)
       plan.kernels.push_back(desc);
+    std::vector<BufferShape> signature = kernelSignature(desc);
 
-    size_t callIndex = plan.calls.size();
-    KernelCall call{it->second, {}, op.getName().getStringRef().str(),
+    KernelCall call{KernelCall::Kind::Kernel, it->second, {}, op.getName().getStringRef().str(),
                     describeLocation(op.getLoc())};
-    for (Value operand : op.getOperands()) {
-      Slot slot = slots.lookup(operand);
-      if (slot.kind == Slot::Kind::Arena)
-        lastUse[slot.index] = callIndex;
-      call.args.push_back(slot);
-    }
+    // Bind each parameter's symbolic row extent to what this call's value has.
+    auto bind = [&](BufferShape shape, Value value) {
+      if (!shape.isScalar && !shape.extents.empty() &&
+          shape.extents.back() == BufferShape::kTokens && isa<ShapedType>(value.getType()) &&
+          cast<ShapedType>(value.getType()).getRank() == 2)
+        shape.extents.back() = rowsOf(value);
+      return shape;
+    };
+    for (auto [index, operand] : llvm::enumerate(op.getOperands()))
+      call.args.push_back({use(operand), bind(signature[index], operand)});
     Value out = op.getResult(0);
     Slot outSlot{out == result ? Slot::Kind::Output : Slot::Kind::Arena,
                  static_cast<int64_t>(callIndex), width(out)};
     slots[out] = outSlot;
-    call.args.push_back(outSlot);
+    call.args.push_back({outSlot, bind(signature.back(), out)});
+    if (call.args.size() != signature.size())
+      return op.emitOpError("does not match its kernel's signature"), failure();
     plan.calls.push_back(std::move(call));
     lastUse.push_back(callIndex);
   }
@@ -270,28 +404,53 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   return plan;
 }
 
+namespace {
+void printShape(const BufferShape &b, llvm::raw_ostream &os) {
+  if (b.isScalar) {
+    os << "i32";
+    return;
+  }
+  os << (b.isInt32 ? "i32[" : "f32[");
+  llvm::interleave(
+      b.extents, os,
+      [&](int64_t e) {
+        os << (e == BufferShape::kTokens ? "T"
+               : e == BufferShape::kKeys ? "P+T"
+                                         : std::to_string(e));
+      },
+      "x");
+  os << "]";
+}
+} // namespace
+
 void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
   os << "// " << plan.kernels.size() << " kernels, " << plan.calls.size()
-     << " calls, arena " << plan.arenaWidth << " x T floats, output "
-     << plan.outputWidth << " x T floats\n\nkernels:\n";
+     << " calls, arena " << plan.arenaWidth << " x T floats, output " << plan.outputWidth
+     << " x " << (plan.outputRows ? std::to_string(plan.outputRows) : "T") << " floats";
+  if (!plan.caches.empty())
+    os << ", " << plan.caches.size() << " caches of " << plan.cacheFloats << " floats";
+  os << "\n\nkernels:\n";
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     os << "  k" << i << " " << plan.kernels[i].name() << " (";
-    llvm::interleaveComma(kernelSignature(plan.kernels[i]), os, [&](const BufferShape &b) {
-      os << (b.isInt32 ? "i32[" : "f32[");
-      llvm::interleave(b.extents, os, [&](int64_t e) { os << (e < 0 ? "T" : std::to_string(e)); }, "x");
-      os << "]";
-    });
+    llvm::interleaveComma(kernelSignature(plan.kernels[i]), os,
+                          [&](const BufferShape &b) { printShape(b, os); });
     os << ")\n";
   }
   os << "\ncalls:\n";
   for (const KernelCall &call : plan.calls) {
-    os << "  k" << call.kernel << "(";
-    llvm::interleaveComma(call.args, os, [&](const Slot &s) {
+    os << "  " << (call.kind == KernelCall::Kind::CacheAppend ? std::string("append")
+                                                               : "k" + std::to_string(call.kernel))
+       << "(";
+    llvm::interleaveComma(call.args, os, [&](const CallArg &arg) {
+      const Slot &s = arg.slot;
       switch (s.kind) {
       case Slot::Kind::Tokens: os << "tokens"; break;
+      case Slot::Kind::Offset: os << "offset"; break;
+      case Slot::Kind::Segments: os << "segments"; break;
       case Slot::Kind::Weight: os << "w" << s.index; break;
       case Slot::Kind::Arena: os << "arena+" << s.index << "T"; break;
       case Slot::Kind::Output: os << "output"; break;
+      case Slot::Kind::Cache: os << "cache" << s.index; break;
       }
     });
     os << ")  // " << call.opName << " " << call.location << "\n";

@@ -24,12 +24,30 @@ namespace tmc {
 enum class KernelKind {
   Embed,
   AddPositions,
+  AddSegments,
   Linear,
   Attention,
   Add,
   Activation,
-  LayerNorm,
-  AddLayerNorm,
+  GatedActivation,
+  Norm,
+  AddNorm,
+  Rope,
+  Pool,
+};
+
+/// An attention mask as the kernel needs it (see tm::MaskAttr).
+struct MaskDesc {
+  bool causal = false, padding = false, decoder = false, alibi = false;
+  int64_t window = 0, dilated = 0, dilation = 1;
+  std::vector<int64_t> globals;
+  int64_t randomPerRow = 0;
+  uint64_t randomSeed = 0;
+  int64_t maxSeq = 0;
+
+  bool restricted() const {
+    return window > 0 || dilated > 0 || !globals.empty() || randomPerRow > 0;
+  }
 };
 
 /// The static description of one kernel: what Halide compiles.
@@ -38,47 +56,74 @@ struct KernelDesc {
   int64_t width = 0;       ///< output features (d_model, N of a linear, heads*head_dim)
   int64_t inWidth = 0;     ///< linear: K
   int64_t tableRows = 0;   ///< embed: vocab
-  int64_t positionRows = 0; ///< learned positions: rows of the table (max_seq)
+  int64_t positionRows = 0; ///< learned positions: rows of the table (max_seq); segments: rows
   int64_t heads = 0, kvHeads = 0, headDim = 0;
   double scale = 1.0;      ///< embed: embedding scale; attention: score scale
   double eps = 0;          ///< norms
+  double theta = 0;        ///< rope
   std::string position;    ///< embed / add_positions: none | sinusoidal | learned
   std::string activation;  ///< linear epilogue or activation kind
-  bool hasBias = false;    ///< linear
+  std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
+  bool hasBias = false;    ///< linear, norms
+  MaskDesc mask;           ///< attention
 
   /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
   std::string name() const;
 };
 
 /// How an executor argument is laid out: Halide dimensions, innermost first.
-/// An extent of -1 stands for the run-time token count.
+/// Row extents are symbolic: kTokens (this run's tokens) or kKeys (the tokens
+/// cached so far plus this run's). A scalar is an int32 with no extents.
 struct BufferShape {
+  static constexpr int64_t kTokens = -1;
+  static constexpr int64_t kKeys = -2;
   bool isInt32 = false;
+  bool isScalar = false;
   std::vector<int64_t> extents;
 };
 
-/// Parameters of a kernel in call order; the output is last.
+/// Parameters of a kernel in call order; the output is last. Activation
+/// rows are kTokens here; a call may bind them to kKeys or a static count.
 std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
 
 /// Where a kernel argument lives at run time.
 struct Slot {
-  enum class Kind { Tokens, Weight, Arena, Output } kind;
-  int64_t index = 0;  ///< Weight: manifest index; Arena: offset in units of T floats
-  int64_t width = 0;  ///< floats per token (Arena / Output)
+  enum class Kind { Tokens, Offset, Segments, Weight, Arena, Output, Cache } kind;
+  int64_t index = 0;  ///< Weight: manifest index; Arena: offset in units of T floats; Cache: cache index
+  int64_t width = 0;  ///< floats per row (Arena / Output / Cache)
+};
+
+struct CallArg {
+  Slot slot;
+  BufferShape shape;  ///< this call's view of the slot
 };
 
 struct KernelCall {
-  size_t kernel;            ///< index into KernelPlan::kernels
-  std::vector<Slot> args;   ///< inputs in signature order, then the output
+  /// Kernel runs kernels[kernel]; CacheAppend copies args[0]'s rows into the
+  /// cache args[1] after the rows already there.
+  enum class Kind { Kernel, CacheAppend } kind = Kind::Kernel;
+  size_t kernel = 0;        ///< index into KernelPlan::kernels
+  std::vector<CallArg> args; ///< inputs in signature order, then the output
   std::string opName;       ///< e.g. "tm.linear"
   std::string location;     ///< spec location, "encoder.layers.0.self_attn" @ file:line:col
+};
+
+/// One key or value cache of a decoder layer: `capacity` rows of `width`.
+struct CacheDesc {
+  std::string name;
+  int64_t width = 0;
+  int64_t capacity = 0;
+  int64_t offset = 0;  ///< floats from the start of the model's cache memory
 };
 
 struct KernelPlan {
   std::vector<KernelDesc> kernels;
   std::vector<KernelCall> calls;
+  std::vector<CacheDesc> caches;
+  int64_t cacheFloats = 0;  ///< all caches together
   int64_t arenaWidth = 0;   ///< arena size in units of T floats
   int64_t outputWidth = 0;
+  int64_t outputRows = 0;   ///< 0: one row per token; else a fixed count (classifier: 1)
 };
 
 /// Forms the plan from the optimized module's @forward. `manifest` gives each

@@ -1,13 +1,18 @@
 //===- Schedule.h - Kernel schedules as plain data --------------*- C++ -*-===//
 //
 // A schedule is a small struct, kept apart from the algorithms in
-// HalideKernels*.cpp, so that the heuristic below, the tuner and the tuning
-// database all speak the same language. Lowering reads it and never decides
-// tiling on its own.
+// compiler/halide/Lower*.cpp, so that the heuristic below, the tuner and the
+// tuning database all speak the same language. Lowering reads it and never
+// decides tiling on its own.
+//
+// This header is Halide-free on purpose: the executor generator needs the
+// packed weight layout of a linear kernel (`gemmLayout`) without compiling
+// Halide.h.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tmc {
@@ -17,10 +22,19 @@ struct TargetInfo;
 
 struct Schedule {
   int vectorWidth = 16; ///< f32 lanes per vector op
-  int tileCols = 64;    ///< output features per register tile (multiple of vectorWidth)
+  int tileCols = 64;    ///< output features per register tile (multiple of vectorWidth);
+                        ///< for a linear kernel also the packed weight's panel width
   int tileRows = 4;     ///< tokens per register tile
   int queryTile = 16;   ///< attention: queries per parallel task
   bool parallel = true; ///< spread tiles over the thread pool
+
+  // Linear (GEMM) only.
+  int kBlock = 0;       ///< reduction steps per cache block; 0 or >= K: no blocking
+  int unrollK = 1;      ///< reduction steps unrolled inside the register tile
+  bool parallelRows = false;  ///< parallel over (panel, row tile) pairs, not panels alone
+                              ///< (ignored when K is blocked)
+  bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
+  int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
 
   /// One line, `key=value` pairs, as shown by --emit=halide and stored by the tuner.
   std::string str() const;
@@ -29,5 +43,22 @@ struct Schedule {
 /// What tmc picks without a tuning database: register tiles sized to the
 /// target's vector registers (16 lanes on AVX-512, 8 on AVX2).
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);
+
+/// The layout a linear kernel's GEMM works in, derived from its shape and
+/// schedule alone (so that the packing kernel, the GEMM kernel and the executor
+/// generator agree). See compiler/halide/LowerPack.cpp for the contract.
+struct GemmLayout {
+  int64_t K = 0, N = 0;  ///< reduction length, output features
+  int vectorWidth = 0;   ///< lanes actually used (<= schedule.vectorWidth, <= N rounded)
+  int panelWidth = 0;    ///< P: output features per packed panel = register tile width
+  int64_t panels = 0;    ///< ceil(N / P)
+  int tileRows = 0;      ///< tokens per register tile
+  int64_t kBlock = 0;    ///< reduction steps per block (== K when unblocked)
+  int64_t kBlocks = 0;   ///< ceil(K / kBlock)
+  int unrollK = 1;       ///< reduction unroll (divides kBlock)
+};
+
+/// The layout of `kernel` (a Linear kernel) under `schedule`.
+GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule);
 
 } // namespace tmc

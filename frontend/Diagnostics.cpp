@@ -155,6 +155,14 @@ StringRef closestMatch(StringRef name, ArrayRef<StringRef> candidates) {
       bestDistance = distance;
     }
   }
+  if (!best.empty() && bestDistance <= 1 && best != name)
+    return best;
+  // A truncated name (`sliding` for `sliding_window`) means that name, even
+  // when another one is fewer edits away (`padding`).
+  if (name.size() >= 4)
+    for (StringRef candidate : candidates)
+      if (candidate != name && candidate.starts_with_insensitive(name))
+        return candidate;
   // Roughly one edit per three characters: `d_modle` finds `d_model`, while
   // `bias` does not turn into `heads`.
   unsigned limit = (std::max(name.size(), best.size()) + 2) / 3;

@@ -5,6 +5,10 @@
 // docs/spec-language.md. Weights are referenced by their canonical manifest
 // names so that the executable can bind them by name.
 //
+// @forward takes the run's tokens and their offset (how many tokens of this
+// sequence earlier runs already put in the decoder's key/value caches), so
+// one function serves a prompt (offset 0) and each decoding step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "frontend/MLIRGen.h"
@@ -41,16 +45,29 @@ public:
     if (!checkSupported())
       return nullptr;
 
-    auto f32 = builder.getF32Type();
     auto tokensType = RankedTensorType::get({ShapedType::kDynamic}, builder.getI32Type());
-    hiddenType = RankedTensorType::get({ShapedType::kDynamic, spec.dModel}, f32);
-    auto funcType = builder.getFunctionType({tokensType}, {hiddenType});
+    hiddenType = activations(spec.dModel);
+    int64_t outRows = spec.output == OutputKind::Classifier ? 1 : ShapedType::kDynamic;
+    auto outType = RankedTensorType::get({outRows, spec.outputWidth()}, builder.getF32Type());
+    // (tokens, offset[, segment ids])
+    SmallVector<Type> inputs = {tokensType, builder.getI32Type()};
+    if (spec.segments > 0)
+      inputs.push_back(tokensType);
+    auto funcType = builder.getFunctionType(inputs, {outType});
     builder.setInsertionPointToEnd(module->getBody());
     auto func = builder.create<func::FuncOp>(modelLoc, "forward", funcType);
     builder.setInsertionPointToStart(func.addEntryBlock());
+    offset = func.getArgument(1);
+    if (spec.segments > 0)
+      segmentIds = func.getArgument(2);
 
     Value x = buildEmbedding(func.getArgument(0));
-    x = buildStack("encoder", spec.encoder, x);
+    const bool decoder = spec.decoder.present;
+    x = buildStack(decoder ? "decoder" : "encoder", decoder ? spec.decoder : spec.encoder, x,
+                   decoder);
+    x = buildOutput(x);
+    if (failed(result))
+      return nullptr;
     builder.create<func::ReturnOp>(modelLoc, x);
 
     if (failed(verify(*module)))
@@ -84,58 +101,43 @@ private:
   /// rest is refused here, at the spec line, rather than miscompiled.
   bool checkSupported() {
     bool ok = true;
-    if (spec.decoder.present)
-      ok &= unsupported(spec.decoder.loc, "a decoder stack");
-    if (!spec.encoder.present)
-      ok &= unsupported(spec.loc, "a model without an encoder stack");
-    if (spec.position == PositionKind::Rope || spec.position == PositionKind::Alibi)
-      ok &= unsupported(spec.positionLoc, Twine("position = ") + toString(spec.position));
-    if (spec.segments > 0)
-      ok &= unsupported(spec.loc, "segments");
-    if (spec.embedNorm && spec.embedNorm->kind != NormKind::LayerNorm)
-      ok &= unsupported(spec.embedNorm->loc, "embed_norm = rmsnorm");
-    if (spec.output != OutputKind::Hidden)
-      ok &= unsupported(spec.outputLoc, "an output other than hidden");
+    if (spec.isEncoderDecoder())
+      ok &= unsupported(spec.decoder.loc, "an encoder-decoder model");
     if (spec.dtype != DType::F32)
       ok &= unsupported(spec.loc, "a weight dtype other than f32");
-    if (spec.encoder.present) {
-      const StackSpec &stack = spec.encoder;
-      for (const LayerSpec &layer : stack.layerSpecs)
-        if (!sameLayer(layer, stack)) {
-          ok &= unsupported(stack.loc, "a layer override (layers A..B { })");
+    for (const StackSpec *stack : {&spec.encoder, &spec.decoder}) {
+      if (!stack->present)
+        continue;
+      for (const LayerSpec &layer : stack->layerSpecs) {
+        if (layer.attention != AttentionKind::Full) {
+          ok &= unsupported(layer.attentionLoc, "attention = linformer");
           break;
         }
-      if (!stack.mask.none())
-        ok &= unsupported(stack.maskLoc.isValid() ? stack.maskLoc : stack.loc,
-                          "a self-attention mask");
-      if (stack.attention != AttentionKind::Full)
-        ok &= unsupported(stack.attentionLoc, "attention = linformer");
-      if (stack.crossAttention)
-        ok &= unsupported(stack.loc, "cross_attention");
-    }
-    const StackSpec &stack = spec.encoder;
-    if (stack.present) {
-      if (stack.norm.kind != NormKind::LayerNorm ||
-          (stack.finalNorm && stack.finalNorm->kind != NormKind::LayerNorm))
-        ok &= unsupported(stack.normLoc.isValid() ? stack.normLoc : stack.loc, "rmsnorm");
-      if (stack.ffn == Activation::SwiGLU || stack.ffn == Activation::GeGLU)
-        ok &= unsupported(stack.ffnLoc, Twine("ffn = ") + toString(stack.ffn));
+        for (const MaskTerm &term : layer.mask.terms) {
+          int count = 0;
+          for (const MaskTerm &other : layer.mask.terms)
+            count += other.kind == term.kind;
+          if (count > 1) {
+            ok &= unsupported(term.loc, Twine("a mask with two ") + toString(term.kind) +
+                                            " terms");
+            break;
+          }
+        }
+      }
     }
     return ok;
   }
 
-  /// Whether a layer keeps every key of its stack's base (no override).
-  static bool sameLayer(const LayerSpec &a, const LayerSpec &b) {
-    return a.heads == b.heads && a.kvHeads == b.kvHeads && a.headDim == b.headDim &&
-           a.dFF == b.dFF && a.ffn == b.ffn && a.placement == b.placement &&
-           a.norm.kind == b.norm.kind && a.norm.eps == b.norm.eps && a.bias == b.bias &&
-           a.mask.terms.size() == b.mask.terms.size() && a.attention == b.attention &&
-           a.linformerK == b.linformerK;
-  }
-
   Value weight(StringRef name, Location at) {
     auto it = manifest.find(name);
-    assert(it != manifest.end() && "MLIRGen asked for a tensor outside the manifest");
+    if (it == manifest.end()) {
+      // The manifest and this builder disagree: a compiler bug, reported
+      // rather than asserted so a user sees which tensor.
+      emitError(at) << "internal error: tensor '" << name << "' is not in the manifest";
+      result = failure();
+      return builder.create<tm::WeightOp>(at, RankedTensorType::get({1}, builder.getF32Type()),
+                                          name);
+    }
     auto type = RankedTensorType::get(it->second, builder.getF32Type());
     return builder.create<tm::WeightOp>(at, type, name);
   }
@@ -151,79 +153,161 @@ private:
   Value linear(Value x, const std::string &prefix, int64_t out, bool bias, Location at) {
     Value w = weight(prefix + ".weight", at);
     Value b = maybeWeight(bias, prefix + ".bias", at);
-    return builder.create<tm::LinearOp>(at, activations(out), x, w, b,
-                                        builder.getStringAttr("none"));
+    auto rows = cast<ShapedType>(x.getType()).getDimSize(0);
+    auto type = RankedTensorType::get({rows, out}, builder.getF32Type());
+    return builder.create<tm::LinearOp>(at, type, x, w, b, builder.getStringAttr("none"));
   }
 
-  Value layerNorm(Value x, const std::string &prefix, const NormSpec &norm, Location at) {
+  Value norm(Value x, const std::string &prefix, const NormSpec &spec, Location at) {
+    bool layerNorm = spec.kind == NormKind::LayerNorm;
     Value w = weight(prefix + ".weight", at);
-    Value b = weight(prefix + ".bias", at);
-    return builder.create<tm::LayerNormOp>(at, hiddenType, x, w, b,
-                                           builder.getF64FloatAttr(norm.eps));
+    Value b = maybeWeight(layerNorm, prefix + ".bias", at);
+    return builder.create<tm::NormOp>(at, x.getType(), x, w, b,
+                                      builder.getStringAttr(toString(spec.kind)),
+                                      builder.getF64FloatAttr(spec.eps));
   }
 
   Value buildEmbedding(Value tokens) {
     Location at = loc(spec.loc, "embed");
     double scale = spec.embedScale ? std::sqrt(static_cast<double>(spec.dModel)) : 1.0;
     Value x = builder.create<tm::EmbedOp>(
-        at, hiddenType, tokens, weight("embed.tokens", at), Value(),
+        at, hiddenType, tokens, offset, weight("embed.tokens", at), Value(),
         builder.getF64FloatAttr(scale), builder.getStringAttr("none"));
     if (spec.position == PositionKind::Sinusoidal || spec.position == PositionKind::Learned) {
       Location posAt = loc(spec.positionLoc, "embed.positions");
       bool learned = spec.position == PositionKind::Learned;
       x = builder.create<tm::AddPositionsOp>(
-          posAt, hiddenType, x, maybeWeight(learned, "embed.positions", posAt),
+          posAt, hiddenType, x, offset, maybeWeight(learned, "embed.positions", posAt),
           builder.getStringAttr(toString(spec.position)));
     }
+    if (segmentIds)
+      x = builder.create<tm::AddSegmentsOp>(at, hiddenType, x, segmentIds,
+                                            weight("embed.segments", at));
     if (spec.embedNorm)
-      x = layerNorm(x, "embed.norm", *spec.embedNorm, loc(spec.embedNorm->loc, "embed.norm"));
+      x = norm(x, "embed.norm", *spec.embedNorm, loc(spec.embedNorm->loc, "embed.norm"));
     return x;
   }
 
-  Value buildAttention(Value x, const StackSpec &stack, const std::string &prefix) {
-    Location at = loc(stack.attentionLoc.isValid() ? stack.attentionLoc : stack.loc, prefix);
-    int64_t qWidth = stack.heads * stack.headDim, kvWidth = stack.kvHeads * stack.headDim;
-    Value q = linear(x, prefix + ".q", qWidth, stack.bias, at);
-    Value k = linear(x, prefix + ".k", kvWidth, stack.bias, at);
-    Value v = linear(x, prefix + ".v", kvWidth, stack.bias, at);
-    Value a = builder.create<tm::AttentionOp>(
-        at, activations(qWidth), q, k, v, builder.getI64IntegerAttr(stack.heads),
-        builder.getI64IntegerAttr(stack.kvHeads), builder.getI64IntegerAttr(stack.headDim),
-        builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(stack.headDim))));
-    return linear(a, prefix + ".o", spec.dModel, stack.bias, at);
+  tm::MaskAttr maskAttr(const MaskSpec &mask, bool decoder) {
+    const MaskTerm *window = mask.find(MaskKind::SlidingWindow);
+    const MaskTerm *dilated = mask.find(MaskKind::DilatedWindow);
+    const MaskTerm *global = mask.find(MaskKind::Global);
+    const MaskTerm *random = mask.find(MaskKind::Random);
+    return tm::MaskAttr::get(builder.getContext(), mask.has(MaskKind::Causal),
+                             mask.has(MaskKind::Padding), decoder, window ? window->size : 0,
+                             dilated ? dilated->size : 0, dilated ? dilated->dilation : 1,
+                             global ? ArrayRef<int64_t>(global->tokens) : ArrayRef<int64_t>(),
+                             random ? random->perRow : 0, random ? random->seed : 0,
+                             // Only random keys and global positions depend on max_seq.
+                             random || global ? spec.maxSeq : 0);
   }
 
-  Value buildFeedForward(Value x, const StackSpec &stack, const std::string &prefix) {
-    Location at = loc(stack.ffnLoc.isValid() ? stack.ffnLoc : stack.loc, prefix);
-    Value h = linear(x, prefix + ".up", stack.dFF, stack.bias, at);
-    h = builder.create<tm::ActivationOp>(at, h.getType(), h,
-                                         builder.getStringAttr(toString(stack.ffn)));
-    return linear(h, prefix + ".down", spec.dModel, stack.bias, at);
+  Value rope(Value x, const LayerSpec &layer, int64_t heads, Location at) {
+    return builder.create<tm::RopeOp>(at, x.getType(), x, offset,
+                                      builder.getI64IntegerAttr(heads),
+                                      builder.getI64IntegerAttr(layer.headDim),
+                                      builder.getF64FloatAttr(spec.ropeTheta));
+  }
+
+  Value buildAttention(Value x, const LayerSpec &layer, const std::string &prefix,
+                       bool decoder) {
+    Location at = loc(layer.attentionLoc, prefix);
+    int64_t qWidth = layer.heads * layer.headDim, kvWidth = layer.kvHeads * layer.headDim;
+    Value q = linear(x, prefix + ".q", qWidth, layer.bias, at);
+    Value k = linear(x, prefix + ".k", kvWidth, layer.bias, at);
+    Value v = linear(x, prefix + ".v", kvWidth, layer.bias, at);
+    if (spec.position == PositionKind::Rope) {
+      q = rope(q, layer, layer.heads, at);
+      k = rope(k, layer, layer.kvHeads, at);
+    }
+    if (decoder) {
+      // A decoder attends to every earlier token of the sequence, which
+      // earlier runs left in the caches.
+      auto append = [&](Value rows, const char *which) {
+        return builder.create<tm::CacheAppendOp>(
+            at, rows.getType(), rows, offset, builder.getStringAttr(prefix + "." + which),
+            builder.getI64IntegerAttr(spec.maxSeq));
+      };
+      k = append(k, "k");
+      v = append(v, "v");
+    }
+    auto attention = builder.create<tm::AttentionOp>(
+        layer.maskLoc.isValid() ? loc(layer.maskLoc, prefix) : at, activations(qWidth), q, k,
+        v, builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
+        builder.getI64IntegerAttr(layer.headDim),
+        builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
+        maskAttr(layer.mask, decoder),
+        spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr());
+    return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
+  }
+
+  Value buildFeedForward(Value x, const LayerSpec &layer, const std::string &prefix) {
+    Location at = loc(layer.ffnLoc, prefix);
+    bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
+    Value h;
+    if (gated) {
+      Value gate = linear(x, prefix + ".gate", layer.dFF, layer.bias, at);
+      Value up = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
+      h = builder.create<tm::GatedActivationOp>(
+          at, gate.getType(), gate, up,
+          builder.getStringAttr(layer.ffn == Activation::SwiGLU ? "silu" : "gelu"));
+    } else {
+      h = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
+      h = builder.create<tm::ActivationOp>(at, h.getType(), h,
+                                           builder.getStringAttr(toString(layer.ffn)));
+    }
+    return linear(h, prefix + ".down", spec.dModel, layer.bias, at);
   }
 
   /// post: x = norm(x + f(x));  pre: x = x + f(norm(x)).
-  Value sublayer(Value x, const StackSpec &stack, const std::string &normPrefix,
+  Value sublayer(Value x, const LayerSpec &layer, const std::string &normPrefix,
                  llvm::function_ref<Value(Value)> body) {
-    Location at = loc(stack.normLoc.isValid() ? stack.normLoc : stack.loc, normPrefix);
-    if (stack.placement == NormPlacement::Post) {
+    Location at = loc(layer.normLoc, normPrefix);
+    if (layer.placement == NormPlacement::Post) {
       Value sum = builder.create<tm::AddOp>(at, x, body(x));
-      return layerNorm(sum, normPrefix, stack.norm, at);
+      return norm(sum, normPrefix, layer.norm, at);
     }
-    Value y = body(layerNorm(x, normPrefix, stack.norm, at));
+    Value y = body(norm(x, normPrefix, layer.norm, at));
     return builder.create<tm::AddOp>(at, x, y);
   }
 
-  Value buildStack(const std::string &name, const StackSpec &stack, Value x) {
+  Value buildStack(const std::string &name, const StackSpec &stack, Value x, bool decoder) {
     for (int64_t i = 0; i < stack.layers; ++i) {
-      std::string layer = name + ".layers." + std::to_string(i);
-      x = sublayer(x, stack, layer + ".norm1",
-                   [&](Value in) { return buildAttention(in, stack, layer + ".self_attn"); });
-      x = sublayer(x, stack, layer + ".norm2",
-                   [&](Value in) { return buildFeedForward(in, stack, layer + ".ffn"); });
+      const LayerSpec &layer = stack.layer(i);
+      std::string prefix = name + ".layers." + std::to_string(i);
+      x = sublayer(x, layer, prefix + ".norm1", [&](Value in) {
+        return buildAttention(in, layer, prefix + ".self_attn", decoder);
+      });
+      x = sublayer(x, layer, prefix + ".norm2",
+                   [&](Value in) { return buildFeedForward(in, layer, prefix + ".ffn"); });
     }
     if (stack.finalNorm)
-      x = layerNorm(x, name + ".final_norm", *stack.finalNorm,
-                    loc(stack.finalNorm->loc, name + ".final_norm"));
+      x = norm(x, name + ".final_norm", *stack.finalNorm,
+               loc(stack.finalNorm->loc, name + ".final_norm"));
+    return x;
+  }
+
+  Value buildOutput(Value x) {
+    Location at = loc(spec.outputLoc, "output");
+    switch (spec.output) {
+    case OutputKind::Hidden:
+      return x;
+    case OutputKind::LMHead: {
+      // A tied head is a linear layer whose [vocab, d_model] weight is the
+      // token table itself.
+      Value w = weight(spec.tiedHead ? "embed.tokens" : "output.weight", at);
+      Value b = maybeWeight(spec.headBias, "output.bias", at);
+      return builder.create<tm::LinearOp>(at, activations(spec.vocab), x, w, b,
+                                          builder.getStringAttr("none"));
+    }
+    case OutputKind::Classifier: {
+      auto pooledType = RankedTensorType::get({1, spec.dModel}, builder.getF32Type());
+      Value pooled = builder.create<tm::PoolOp>(
+          at, pooledType, x,
+          builder.getStringAttr(spec.pool == Pooling::First ? "first" : "mean"));
+      return linear(pooled, "classifier", spec.classes, /*bias=*/true, at);
+    }
+    }
     return x;
   }
 
@@ -232,6 +316,9 @@ private:
   const ModelSpec &spec;
   llvm::StringMap<std::vector<int64_t>> manifest;
   RankedTensorType hiddenType;
+  Value offset;
+  Value segmentIds;
+  LogicalResult result = success();
 };
 
 } // namespace

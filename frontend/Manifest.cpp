@@ -26,6 +26,8 @@ public:
 
   std::vector<TensorSpec> build() {
     add("embed.tokens", {spec.vocab, spec.dModel});
+    if (spec.isEncoderDecoder() && !spec.shareEmbeddings)
+      add(kDecoderTokens, {spec.vocab, spec.dModel});
     if (spec.position == PositionKind::Learned)
       add("embed.positions", {spec.maxSeq, spec.dModel});
     if (spec.segments > 0)
@@ -36,6 +38,14 @@ public:
       addStack("encoder", spec.encoder);
     if (spec.decoder.present)
       addStack("decoder", spec.decoder);
+    if (spec.output == OutputKind::LMHead) {
+      if (!spec.tiedHead)
+        add("output.weight", {spec.vocab, spec.dModel});
+      if (spec.headBias)
+        add("output.bias", {spec.vocab});
+    } else if (spec.output == OutputKind::Classifier) {
+      addLinear("classifier", spec.classes, spec.dModel, /*bias=*/true);
+    }
     return std::move(tensors);
   }
 
@@ -56,26 +66,39 @@ private:
       add(prefix + ".bias", {out});
   }
 
-  void addAttention(const std::string &prefix, const StackSpec &stack) {
-    int64_t qWidth = stack.heads * stack.headDim;
-    int64_t kvWidth = stack.kvHeads * stack.headDim;
-    addLinear(prefix + ".q", qWidth, spec.dModel, stack.bias);
-    addLinear(prefix + ".k", kvWidth, spec.dModel, stack.bias);
-    addLinear(prefix + ".v", kvWidth, spec.dModel, stack.bias);
-    addLinear(prefix + ".o", spec.dModel, qWidth, stack.bias);
+  void addAttention(const std::string &prefix, const LayerSpec &layer) {
+    int64_t qWidth = layer.heads * layer.headDim;
+    int64_t kvWidth = layer.kvHeads * layer.headDim;
+    addLinear(prefix + ".q", qWidth, spec.dModel, layer.bias);
+    addLinear(prefix + ".k", kvWidth, spec.dModel, layer.bias);
+    addLinear(prefix + ".v", kvWidth, spec.dModel, layer.bias);
+    addLinear(prefix + ".o", spec.dModel, qWidth, layer.bias);
   }
 
+  /// Per layer: self-attention (+ linformer projections), norm1; with
+  /// cross-attention, cross_attn and norm2; the feed-forward block and the
+  /// last norm (norm2, or norm3 after cross-attention).
   void addStack(const std::string &name, const StackSpec &stack) {
-    bool gated = stack.ffn == Activation::SwiGLU || stack.ffn == Activation::GeGLU;
     for (int64_t i = 0; i < stack.layers; ++i) {
-      std::string layer = name + ".layers." + std::to_string(i);
-      addAttention(layer + ".self_attn", stack);
-      addNorm(layer + ".norm1", stack.norm);
+      const LayerSpec &layer =
+          stack.layerSpecs.empty() ? static_cast<const LayerSpec &>(stack) : stack.layer(i);
+      std::string prefix = name + ".layers." + std::to_string(i);
+      addAttention(prefix + ".self_attn", layer);
+      if (layer.attention == AttentionKind::Linformer) {
+        add(prefix + ".attn_proj.k.weight", {layer.linformerK, spec.maxSeq});
+        add(prefix + ".attn_proj.v.weight", {layer.linformerK, spec.maxSeq});
+      }
+      addNorm(prefix + ".norm1", layer.norm);
+      if (stack.crossAttention) {
+        addAttention(prefix + ".cross_attn", layer);
+        addNorm(prefix + ".norm2", layer.norm);
+      }
+      bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
       if (gated)
-        addLinear(layer + ".ffn.gate", stack.dFF, spec.dModel, stack.bias);
-      addLinear(layer + ".ffn.up", stack.dFF, spec.dModel, stack.bias);
-      addLinear(layer + ".ffn.down", spec.dModel, stack.dFF, stack.bias);
-      addNorm(layer + ".norm2", stack.norm);
+        addLinear(prefix + ".ffn.gate", layer.dFF, spec.dModel, layer.bias);
+      addLinear(prefix + ".ffn.up", layer.dFF, spec.dModel, layer.bias);
+      addLinear(prefix + ".ffn.down", spec.dModel, layer.dFF, layer.bias);
+      addNorm(prefix + (stack.crossAttention ? ".norm3" : ".norm2"), layer.norm);
     }
     if (stack.finalNorm)
       addNorm(name + ".final_norm", *stack.finalNorm);

@@ -21,7 +21,13 @@ struct TensorSpec {
   DType dtype = DType::F32;
 };
 
-/// Every tensor the model reads, embeddings first, then stacks layer by layer.
+/// The decoder's own token table, in an encoder-decoder model with
+/// share_embeddings = false (the encoder keeps `embed.tokens`).
+inline constexpr const char *kDecoderTokens = "decoder.embed.tokens";
+
+/// Every tensor the model reads: the embedding tables and embed_norm, the
+/// encoder's then the decoder's layers in order (each followed by its
+/// final_norm), then the output head.
 std::vector<TensorSpec> buildManifest(const ModelSpec &spec);
 
 /// "F32", "F16", "BF16": the safetensors dtype strings.

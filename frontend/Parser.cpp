@@ -105,6 +105,11 @@ std::unique_ptr<ast::Model> Parser::parseFile() {
   model->loc = tok.loc();
   if (tok.isIdentifier("model")) {
     consume();
+  } else if (tok.is(Kind::EndOfFile)) {
+    diags.error(tok.loc(), "the file holds no model: it is empty or only comments",
+                "a spec is one block: model NAME { vocab = ...; d_model = ...; "
+                "max_seq = ...; encoder { layers = ...; heads = ... } }");
+    return nullptr;
   } else {
     errorExpected("'model' at the start of the file");
     // A misspelt keyword (`modle x {`) should not hide the rest of the file.

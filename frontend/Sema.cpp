@@ -2,6 +2,7 @@
 
 #include "frontend/Sema.h"
 
+#include "frontend/ModelStats.h"
 #include "frontend/SemaValues.h"
 
 using namespace llvm;
@@ -28,14 +29,18 @@ public:
     unsigned errorsBefore = diags.errorCount();
     spec.name = model.name;
     spec.loc = model.loc;
-    keys = reader.collectKeys(model.assignments, "model", modelKeys(),
-                              stackKeys(), "inside encoder { } or decoder { }");
+    const Misplaced elsewhere[] = {{stackKeys(), "inside encoder { } or decoder { }"}};
+    keys = reader.collectKeys(model.assignments, "model", modelKeys(), elsewhere);
     checkSizes();
     checkPosition();
     checkEmbedding();
     checkOutput();
     checkDType();
     checkStacks();
+    checkApplicability();
+    if (diags.errorCount() != errorsBefore)
+      return std::nullopt;
+    checkTotals();
     if (diags.errorCount() != errorsBefore)
       return std::nullopt;
     return std::move(spec);
@@ -120,22 +125,20 @@ private:
     std::optional<Chosen> chosen = reader.choose(*a->value, "output", choices);
     if (!chosen)
       return;
-    bool valid = true;
-    for (StringRef flag : {"tied", "bias"})
-      if (const ast::Value *value = chosen->arg(flag))
-        valid &= reader.boolean(*value, flag).has_value();
-    if (const ast::Value *value = chosen->arg("classes"))
-      valid &= reader.integer(*value, "classes", 1).has_value();
-    if (const ast::Value *value = chosen->arg("pool")) {
-      const Choice pools[] = {{"first"}, {"mean"}};
-      valid &= reader.choose(*value, "pool", pools).has_value();
-    }
     const OutputKind kinds[] = {OutputKind::Hidden, OutputKind::LMHead,
                                 OutputKind::Classifier};
     spec.output = kinds[chosen->index];
-    if (valid && spec.output != OutputKind::Hidden)
-      diags.error(a->value->loc,
-                  "output = " + choices[chosen->index].name + kNotSupported);
+    if (const ast::Value *value = chosen->arg("tied"))
+      spec.tiedHead = reader.boolean(*value, "tied").value_or(spec.tiedHead);
+    if (const ast::Value *value = chosen->arg("bias"))
+      spec.headBias = reader.boolean(*value, "bias").value_or(spec.headBias);
+    if (const ast::Value *value = chosen->arg("classes"))
+      spec.classes = reader.integer(*value, "classes", 1).value_or(0);
+    if (const ast::Value *value = chosen->arg("pool")) {
+      const Choice pools[] = {{"first"}, {"mean"}};
+      if (std::optional<Chosen> pool = reader.choose(*value, "pool", pools))
+        spec.pool = pool->index == 0 ? Pooling::First : Pooling::Mean;
+    }
   }
 
   void checkDType() {
@@ -148,9 +151,6 @@ private:
     if (!chosen)
       return;
     spec.dtype = types[chosen->index];
-    if (spec.dtype != DType::F32)
-      diags.error(a->value->loc,
-                  "dtype = " + choices[chosen->index].name + kNotSupported);
   }
 
   void checkStacks() {
@@ -170,23 +170,48 @@ private:
                   "add a stack, e.g. encoder { layers = 2; heads = 4 }");
       return;
     }
-    if (encoder) {
-      StackContext context;
+    StackContext context;
+    context.hasEncoder = encoder != nullptr;
+    context.hasDecoder = decoder != nullptr;
+    if (encoder)
       checkStack(reader, *encoder, spec, context, spec.encoder);
-    }
     if (decoder) {
-      diags.error(decoder->loc, "decoder { }" + Twine(kNotSupported),
-                  "this version compiles encoder-only models");
-      StackContext context;
       context.isDecoder = true;
-      context.hasEncoder = encoder != nullptr;
-      context.reportUnsupported = false;
       checkStack(reader, *decoder, spec, context, spec.decoder);
     }
-    if (const ast::Assignment *a = key("share_embeddings");
-        a && !(encoder && decoder))
+  }
+
+  /// Model keys that mean nothing, or something odd, for the stacks present.
+  void checkApplicability() {
+    bool encoder = spec.encoder.present, decoder = spec.decoder.present;
+    if (!encoder && !decoder)
+      return;
+    if (const ast::Assignment *a = key("share_embeddings"); a && !(encoder && decoder))
       diags.warning(a->loc, "share_embeddings has no effect without both an "
                             "encoder and a decoder");
+    if (const ast::Assignment *a = key("segments"); a && spec.segments > 0 && !encoder)
+      diags.error(a->value->loc, "segments needs an encoder: a decoder-only model has no "
+                                 "token types",
+                  "segment (token-type) embeddings are added to the encoder's input; "
+                  "remove segments or add an encoder block");
+    // Position 0 of a causal decoder has seen only itself.
+    if (spec.output == OutputKind::Classifier && spec.pool == Pooling::First && !encoder &&
+        spec.decoder.mask.has(MaskKind::Causal))
+      diags.warning(spec.outputLoc,
+                    "pool = first reads position 0, which a causal decoder lets see "
+                    "only itself",
+                    "use classifier(classes = " + Twine(spec.classes) +
+                        ", pool = mean), or an encoder");
+  }
+
+  /// The sizes `tmc check` reports must fit in 64 bits.
+  void checkTotals() {
+    std::string overflow;
+    if (!computeSizes(spec, &overflow))
+      diags.error(model.loc,
+                  "model '" + model.name + "' is too large: " + overflow +
+                      " does not fit in 64 bits",
+                  "reduce layers, d_model, d_ff, vocab or max_seq");
   }
 
   const ast::Model &model;

@@ -1,5 +1,4 @@
-//===- Sema.h - Checks a .tm syntax tree and gives it meaning -----*- C++
-//-*-===//
+//===- Sema.h - Checks a .tm syntax tree and gives it meaning --*- C++ -*-===//
 //
 // Sema is the only place that knows what keys mean: it checks every key and
 // value, applies the defaults of docs/spec-language.md and produces the
@@ -29,6 +28,9 @@ std::optional<ModelSpec> analyze(const ast::Model &model,
 llvm::ArrayRef<llvm::StringRef> modelKeys();
 /// The keys of an `encoder { }` / `decoder { }` block, in documentation order.
 llvm::ArrayRef<llvm::StringRef> stackKeys();
+/// The stack keys a `layers A..B { }` block may override: all but `layers`,
+/// `final_norm` and `cross_attention`, which describe the stack as a whole.
+llvm::ArrayRef<llvm::StringRef> layerKeys();
 
 namespace sema {
 class ValueReader;
@@ -38,9 +40,8 @@ struct StackContext {
   bool isDecoder = false;
   /// The model also has an encoder (so a decoder may cross-attend).
   bool hasEncoder = false;
-  /// Whether to report valid-but-unimplemented features inside the stack;
-  /// off for a stack that is itself unsupported, to avoid a pile of errors.
-  bool reportUnsupported = true;
+  /// The model also has a decoder (so cross_attention belongs there).
+  bool hasDecoder = false;
 };
 
 /// Checks one stack block against the already checked model keys in `model`

@@ -1,13 +1,18 @@
 //===- SemaStack.cpp - Keys of encoder { } / decoder { } blocks -----------===//
 //
-// Each key is first checked on its own (applyKey), which is all a layer-range
-// override needs; the checks that relate keys to each other and to the model
-// (divisibility, defaults, pre-norm needing final_norm) run once per stack.
+// A stack's keys are read once, and a `layers A..B { }` block's keys are read
+// onto a copy of the stack's values as written. The defaults that depend on
+// other keys (kv_heads = heads, head_dim = d_model / heads, d_ff = 4 *
+// d_model, a decoder's causal mask) and the rules that relate keys are then
+// applied per layer (resolveLayer), so that an override which changes `heads`
+// gets its own head_dim and its own divisibility check.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Sema.h"
 
+#include "frontend/MaskAnalysis.h"
+#include "frontend/SemaMask.h"
 #include "frontend/SemaValues.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -20,75 +25,143 @@ namespace tmc {
 using namespace sema;
 
 ArrayRef<StringRef> stackKeys() {
-  static const StringRef keys[] = {"layers",
-                                   "heads",
-                                   "kv_heads",
-                                   "head_dim",
-                                   "d_ff",
-                                   "ffn",
-                                   "norm",
-                                   "final_norm",
-                                   "bias",
-                                   "mask",
-                                   "cross_attention",
-                                   "attention"};
+  static const StringRef keys[] = {
+      "layers", "heads", "kv_heads", "head_dim", "d_ff",            "ffn",
+      "norm",   "final_norm", "bias", "mask",    "cross_attention", "attention"};
+  return keys;
+}
+
+ArrayRef<StringRef> layerKeys() {
+  static const StringRef keys[] = {"heads", "kv_heads", "head_dim", "d_ff", "ffn",
+                                   "norm",  "bias",     "mask",     "attention"};
   return keys;
 }
 
 namespace {
 
+/// The keys that hold for one layer: those of its `layers A..B { }` block,
+/// if any, over those of the stack block.
+struct LayerKeys {
+  const KeyMap &stack;
+  const KeyMap *override = nullptr;
+  SMLoc blockLoc; ///< of the block the layer's keys come from
+
+  const ast::Assignment *get(StringRef key) const {
+    if (override)
+      if (const ast::Assignment *a = override->lookup(key))
+        return a;
+    return stack.lookup(key);
+  }
+  bool given(StringRef key) const { return get(key) != nullptr; }
+  bool fromOverride(StringRef key) const { return override && override->count(key); }
+  /// Whether a rule over `keys` needs checking: always for the stack's own
+  /// values; for an override only when it sets one of them, because the
+  /// stack's check already covered the rest.
+  bool concerns(std::initializer_list<StringRef> keys) const {
+    return !override || any_of(keys, [&](StringRef key) { return fromOverride(key); });
+  }
+};
+
 class StackChecker {
 public:
-  StackChecker(ValueReader &reader, const ast::Stack &stack,
-               const ModelSpec &model, const StackContext &context)
+  StackChecker(ValueReader &reader, const ast::Stack &stack, const ModelSpec &model,
+               const StackContext &context)
       : reader(reader), diags(reader.diagnostics()), stack(stack), model(model),
         context(context) {}
 
-  void check(StackSpec &out) {
-    out.present = true;
-    out.loc = stack.loc;
-    out.norm.loc = stack.loc;
-    out.crossAttention = context.isDecoder && context.hasEncoder;
-    KeyMap keys = reader.collectKeys(
-        stack.assignments, stack.kind, stackKeys(), modelKeys(),
-        "at model level, outside the " + stack.kind + " block");
-    for (const ast::Assignment &assignment : stack.assignments)
-      if (keys.lookup(assignment.key) == &assignment)
-        applyKey(assignment, out, context.reportUnsupported);
-    relateKeys(keys, out);
-    checkOverrides(out);
-    // Until layer overrides are applied, every layer is the stack's base.
-    if (out.layers > 0)
-      out.layerSpecs.assign(static_cast<size_t>(out.layers), static_cast<const LayerSpec &>(out));
-  }
+  void check(StackSpec &out);
 
 private:
-  void applyKey(const ast::Assignment &a, StackSpec &out,
-                bool reportUnsupported);
-  void relateKeys(const KeyMap &keys, StackSpec &out);
-  void checkOverrides(const StackSpec &out);
-  void checkNorm(const ast::Value &value, StackSpec &out);
-  void checkMask(const ast::Value &value, bool reportUnsupported);
-  bool checkMaskArguments(const Chosen &chosen);
+  void applyStackKey(const ast::Assignment &a, StackSpec &out);
+  void applyLayerKey(const ast::Assignment &a, LayerSpec &out);
+  void readNorm(const ast::Value &value, LayerSpec &out);
+  void readAttention(const ast::Value &value, LayerSpec &out);
+  void resolveLayer(LayerSpec &layer, const LayerKeys &keys);
+  void checkLinformer(const LayerSpec &layer, const LayerKeys &keys);
+  /// After an error about two keys, points at the one the stack set when the
+  /// layer's override set the other.
+  void noteStackKey(const LayerKeys &keys, StringRef key);
+  void checkOverrides(const LayerSpec &written, StackSpec &out);
+  void checkFinalNorm(const StackSpec &out);
 
   ValueReader &reader;
   DiagnosticEngine &diags;
   const ast::Stack &stack;
   const ModelSpec &model;
   const StackContext &context;
+  KeyMap keys;
+  /// The `norm` assignment that decides the last layer's placement.
+  const ast::Assignment *lastNorm = nullptr;
+  bool lastNormFromOverride = false;
 };
 
-void StackChecker::applyKey(const ast::Assignment &a, StackSpec &out,
-                            bool reportUnsupported) {
+void StackChecker::check(StackSpec &out) {
+  out.present = true;
+  out.loc = stack.loc;
+  out.norm.loc = stack.loc;
+  out.crossAttention = context.isDecoder && context.hasEncoder;
+  const Misplaced elsewhere[] = {
+      {modelKeys(), "at model level, outside the " + stack.kind + " block"}};
+  keys = reader.collectKeys(stack.assignments, stack.kind, stackKeys(), elsewhere);
+  for (const ast::Assignment &assignment : stack.assignments)
+    if (keys.lookup(assignment.key) == &assignment)
+      applyStackKey(assignment, out);
+  for (StringRef required : {"layers", "heads"})
+    if (!keys.count(required) && !reader.wasSuggested(required))
+      diags.error(stack.loc,
+                  "missing required key '" + Twine(required) + "' in the " + stack.kind +
+                      " block",
+                  "add " + Twine(required) + " = ... to the " + stack.kind + " block");
+
+  LayerSpec written = out;
+  resolveLayer(out, LayerKeys{keys, nullptr, stack.loc});
+  lastNorm = keys.lookup("norm");
+  if (out.layers > 0)
+    out.layerSpecs.assign(static_cast<size_t>(out.layers), static_cast<const LayerSpec &>(out));
+  checkOverrides(written, out);
+  checkFinalNorm(out);
+}
+
+void StackChecker::applyStackKey(const ast::Assignment &a, StackSpec &out) {
+  StringRef key = a.key;
+  const ast::Value &value = *a.value;
+  if (key == "layers") {
+    if (std::optional<int64_t> n = reader.integer(value, key, 1, kMaxLayers))
+      out.layers = *n;
+  } else if (key == "final_norm") {
+    bool isNone;
+    out.finalNorm = reader.norm(value, key, /*allowNone=*/true, isNone);
+  } else if (key == "cross_attention") {
+    std::optional<bool> b = reader.boolean(value, key);
+    if (!b)
+      return;
+    if (*b && !context.isDecoder && context.hasDecoder)
+      diags.error(value.loc, "cross_attention = true is only valid in the decoder block",
+                  "the decoder of an encoder-decoder model attends to the encoder's "
+                  "output; the encoder has nothing to attend to");
+    else if (*b && !(context.isDecoder && context.hasEncoder))
+      diags.error(value.loc, "cross_attention = true needs an encoder-decoder model",
+                  "only a decoder next to an encoder block has an encoder "
+                  "output to attend to");
+    else if (!*b && context.isDecoder && context.hasEncoder)
+      diags.warning(value.loc,
+                    "with cross_attention = false, the decoder never reads the "
+                    "encoder's output",
+                    "remove the encoder block for a decoder-only model");
+    out.crossAttention = *b;
+  } else {
+    applyLayerKey(a, out);
+  }
+}
+
+void StackChecker::applyLayerKey(const ast::Assignment &a, LayerSpec &out) {
   StringRef key = a.key;
   const ast::Value &value = *a.value;
   auto setInt = [&](int64_t &field) {
     if (std::optional<int64_t> n = reader.integer(value, key, 1))
       field = *n;
   };
-  if (key == "layers") {
-    setInt(out.layers);
-  } else if (key == "heads") {
+  if (key == "heads") {
     setInt(out.heads);
   } else if (key == "kv_heads") {
     setInt(out.kvHeads);
@@ -107,54 +180,61 @@ void StackChecker::applyKey(const ast::Assignment &a, StackSpec &out,
       out.ffn = kinds[chosen->index];
   } else if (key == "norm") {
     out.normLoc = a.loc;
-    checkNorm(value, out);
-  } else if (key == "final_norm") {
-    bool isNone;
-    out.finalNorm = reader.norm(value, key, /*allowNone=*/true, isNone);
+    readNorm(value, out);
   } else if (key == "bias") {
     if (std::optional<bool> b = reader.boolean(value, key))
       out.bias = *b;
   } else if (key == "mask") {
-    checkMask(value, reportUnsupported);
-  } else if (key == "cross_attention") {
-    std::optional<bool> b = reader.boolean(value, key);
-    if (!b)
-      return;
-    if (*b && !(context.isDecoder && context.hasEncoder))
-      diags.error(value.loc,
-                  "cross_attention = true needs an encoder-decoder model",
-                  "only a decoder next to an encoder block has an encoder "
-                  "output to attend to");
-    out.crossAttention = *b;
+    out.maskLoc = a.loc;
+    if (std::optional<MaskSpec> mask =
+            readMask(reader, value, model.maxSeq, context.isDecoder))
+      out.mask = std::move(*mask);
   } else if (key == "attention") {
     out.attentionLoc = a.loc;
-    static const StringRef k[] = {"k"};
-    const Choice choices[] = {{"full"}, {"linformer", k, k}};
-    std::optional<Chosen> chosen = reader.choose(value, key, choices);
-    if (!chosen || chosen->index == 0)
-      return;
-    if (reader.integer(*chosen->arg("k"), "k", 1) && reportUnsupported)
-      diags.error(value.loc, "attention = linformer" + Twine(kNotSupported));
+    readAttention(value, out);
   }
 }
 
-void StackChecker::checkNorm(const ast::Value &value, StackSpec &out) {
+void StackChecker::readAttention(const ast::Value &value, LayerSpec &out) {
+  static const StringRef k[] = {"k"};
+  const Choice choices[] = {{"full"}, {"linformer", k, k}};
+  std::optional<Chosen> chosen = reader.choose(value, "attention", choices);
+  if (!chosen)
+    return;
+  if (chosen->index == 0) {
+    out.attention = AttentionKind::Full;
+    return;
+  }
+  const ast::Value &kValue = *chosen->arg("k");
+  std::optional<int64_t> rows = reader.integer(kValue, "k", 1);
+  if (!rows)
+    return;
+  if (model.maxSeq > 0 && *rows > model.maxSeq) {
+    diags.error(kValue.loc,
+                "linformer k (" + Twine(*rows) + ") is larger than max_seq (" +
+                    Twine(model.maxSeq) + ")",
+                "linformer projects at most max_seq keys down to k rows; use k = " +
+                    Twine(model.maxSeq) + " or less");
+    return;
+  }
+  out.attention = AttentionKind::Linformer;
+  out.linformerK = *rows;
+}
+
+void StackChecker::readNorm(const ast::Value &value, LayerSpec &out) {
   // A bare norm is a likely slip: say what is missing rather than listing.
-  if ((value.kind == ast::Value::Kind::Name ||
-       value.kind == ast::Value::Kind::Call) &&
+  if ((value.kind == ast::Value::Kind::Name || value.kind == ast::Value::Kind::Call) &&
       (value.name == "layernorm" || value.name == "rmsnorm")) {
-    diags.error(
-        value.loc,
-        "expected post(...) or pre(...) around '" + value.name + "' for 'norm'",
-        "write norm = post(" + value.name + "(eps = 1e-5)) or norm = pre(" +
-            value.name + "(eps = 1e-5))");
+    diags.error(value.loc,
+                "expected post(...) or pre(...) around '" + value.name + "' for 'norm'",
+                "write norm = post(" + value.name + "(eps = 1e-5)) or norm = pre(" +
+                    value.name + "(eps = 1e-5))");
     return;
   }
   const Choice choices[] = {{"post", {}, {}, true}, {"pre", {}, {}, true}};
   std::optional<Chosen> chosen = reader.choose(value, "norm", choices);
   if (!chosen)
     return;
-  out.placement = chosen->index == 0 ? NormPlacement::Post : NormPlacement::Pre;
   NormSpec norm;
   norm.loc = value.loc;
   if (chosen->positional) {
@@ -165,192 +245,186 @@ void StackChecker::checkNorm(const ast::Value &value, StackSpec &out) {
       return;
     norm = *inner;
   }
+  out.placement = chosen->index == 0 ? NormPlacement::Post : NormPlacement::Pre;
   out.norm = norm;
 }
 
-bool StackChecker::checkMaskArguments(const Chosen &chosen) {
-  bool ok = true;
-  for (const ast::Argument *arg : chosen.args) {
-    const ast::Value &value = *arg->value;
-    StringRef name = arg->name;
-    if (name == "seed") {
-      ok &= reader.integer(value, name, 0, INT64_MAX).has_value();
-    } else if (name == "tokens") {
-      if (value.kind != ast::Value::Kind::List) {
-        diags.error(value.loc,
-                    "expected a list of positions for 'tokens', found " +
-                        Twine(describe(value.kind)),
-                    "write tokens = [0] or tokens = [0, 1]");
-        ok = false;
-        continue;
-      }
-      int64_t last = model.maxSeq > 0 ? model.maxSeq - 1 : kMaxDim;
-      for (const ast::ValuePtr &element : value.elements)
-        ok &= reader.integer(*element, "tokens", 0, last).has_value();
-    } else { // size, dilation, per_row, block
-      ok &= reader.integer(value, name, 1).has_value();
-    }
-  }
-  return ok;
+void StackChecker::noteStackKey(const LayerKeys &keys, StringRef key) {
+  if (keys.override && !keys.fromOverride(key))
+    if (const ast::Assignment *a = keys.stack.lookup(key))
+      diags.note(a->loc, "'" + key + "' is set for the whole " + stack.kind + " here");
 }
 
-void StackChecker::checkMask(const ast::Value &value, bool reportUnsupported) {
-  static const StringRef size[] = {"size"};
-  static const StringRef dilated[] = {"size", "dilation"};
-  static const StringRef tokens[] = {"tokens"};
-  static const StringRef random[] = {"per_row", "seed"};
-  static const StringRef block[] = {"block"};
-  const Choice masks[] = {
-      {"none"},
-      {"causal"},
-      {"padding"},
-      {"sliding_window", size, size},
-      {"dilated_window", dilated, dilated},
-      {"global", tokens, tokens},
-      {"random", random, ArrayRef<StringRef>(random).take_front()},
-      {"block_sparse", block, block}};
-  SmallVector<const ast::Value *, 4> terms;
-  if (value.kind == ast::Value::Kind::Sum)
-    for (const ast::ValuePtr &term : value.elements)
-      terms.push_back(term.get());
-  else
-    terms.push_back(&value);
-
-  bool ok = true;
-  SmallVector<StringRef, 4> names;
-  for (const ast::Value *term : terms) {
-    std::optional<Chosen> chosen = reader.choose(*term, "mask", masks);
-    if (!chosen) {
-      ok = false;
-      continue;
-    }
-    ok &= checkMaskArguments(*chosen);
-    if (chosen->index == 0 && terms.size() > 1) {
-      diags.error(term->loc, "'none' cannot be combined with other masks");
-      ok = false;
-    }
-    names.push_back(masks[chosen->index].name);
-  }
-  if (ok && reportUnsupported && !(names.size() == 1 && names[0] == "none"))
-    diags.error(value.loc, "mask = " + join(names, " + ") + kNotSupported);
-}
-
-void StackChecker::relateKeys(const KeyMap &keys, StackSpec &out) {
-  auto loc = [&](StringRef key) {
-    const ast::Assignment *a = keys.lookup(key);
-    return a ? a->value->loc : stack.loc;
+void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
+  auto valueLoc = [&](StringRef key) {
+    const ast::Assignment *a = keys.get(key);
+    return a ? a->value->loc : keys.blockLoc;
   };
-  for (StringRef required : {"layers", "heads"})
-    if (!keys.count(required) && !reader.wasSuggested(required))
-      diags.error(stack.loc,
-                  "missing required key '" + Twine(required) + "' in the " +
-                      stack.kind + " block",
-                  "add " + Twine(required) + " = ... to the " + stack.kind +
-                      " block");
-
-  if (!out.attentionLoc.isValid())
-    out.attentionLoc =
-        keys.count("heads") ? keys.lookup("heads")->loc : stack.loc;
-  if (!out.ffnLoc.isValid())
-    out.ffnLoc = keys.count("d_ff") ? keys.lookup("d_ff")->loc : stack.loc;
-  if (!out.normLoc.isValid())
-    out.normLoc = stack.loc;
-
-  if (out.heads > 0) {
-    if (!keys.count("kv_heads"))
-      out.kvHeads = out.heads;
-    else if (out.kvHeads > 0 && out.heads % out.kvHeads != 0)
-      diags.error(loc("kv_heads"), "kv_heads (" + Twine(out.kvHeads) +
-                                       ") must divide heads (" +
-                                       Twine(out.heads) + ")");
-    if (!keys.count("head_dim") && model.dModel > 0) {
-      if (model.dModel % out.heads != 0)
-        diags.error(loc("heads"),
-                    "heads (" + Twine(out.heads) + ") must divide d_model (" +
+  if (layer.heads > 0) {
+    if (!keys.given("kv_heads")) {
+      layer.kvHeads = layer.heads;
+    } else if (layer.kvHeads > 0 && layer.heads % layer.kvHeads != 0 &&
+               keys.concerns({"heads", "kv_heads"})) {
+      bool atHeads = keys.fromOverride("heads") && !keys.fromOverride("kv_heads");
+      diags.error(valueLoc(atHeads ? "heads" : "kv_heads"),
+                  "kv_heads (" + Twine(layer.kvHeads) + ") must divide heads (" +
+                      Twine(layer.heads) + ")",
+                  "grouped-query attention shares each kv head among heads / kv_heads "
+                  "query heads");
+      noteStackKey(keys, atHeads ? "kv_heads" : "heads");
+    }
+    if (!keys.given("head_dim") && model.dModel > 0) {
+      if (model.dModel % layer.heads == 0)
+        layer.headDim = model.dModel / layer.heads;
+      else if (keys.concerns({"heads"}))
+        diags.error(valueLoc("heads"),
+                    "heads (" + Twine(layer.heads) + ") must divide d_model (" +
                         Twine(model.dModel) + ")",
                     "choose heads that divide d_model, or set head_dim");
-      else
-        out.headDim = model.dModel / out.heads;
+    }
+    if (layer.headDim > 0 && layer.heads > kMaxDim / layer.headDim &&
+        keys.concerns({"heads", "head_dim"}))
+      diags.error(valueLoc(keys.given("head_dim") ? "head_dim" : "heads"),
+                  "heads * head_dim (" + Twine(layer.heads * layer.headDim) +
+                      ") is larger than the widest supported layer (" + Twine(kMaxDim) +
+                      ")");
+  }
+  if (!keys.given("d_ff") && model.dModel > 0)
+    layer.dFF = 4 * model.dModel; // d_model <= kMaxDim, so this cannot overflow
+
+  if (model.position == PositionKind::Rope && layer.headDim > 0 && layer.headDim % 2 &&
+      keys.concerns({"heads", "head_dim"}))
+    diags.error(valueLoc(keys.given("head_dim") ? "head_dim" : "heads"),
+                "position = rope needs an even head_dim, found " + Twine(layer.headDim),
+                "rope rotates pairs of dimensions (i, i + head_dim / 2)");
+
+  if (!layer.attentionLoc.isValid())
+    layer.attentionLoc = keys.given("heads") ? keys.get("heads")->loc : keys.blockLoc;
+  if (!layer.ffnLoc.isValid())
+    layer.ffnLoc = keys.given("d_ff") ? keys.get("d_ff")->loc : keys.blockLoc;
+  if (!layer.normLoc.isValid())
+    layer.normLoc = keys.blockLoc;
+
+  if (!keys.given("mask")) {
+    layer.mask = MaskSpec();
+    layer.mask.loc = stack.loc;
+    if (context.isDecoder) {
+      MaskTerm causal;
+      causal.loc = stack.loc;
+      layer.mask.terms.push_back(causal);
     }
   }
-  if (!keys.count("d_ff") && model.dModel > 0)
-    out.dFF = 4 * model.dModel; // d_model <= kMaxDim, so this cannot overflow
-
-  if (model.position == PositionKind::Rope && out.headDim > 0 &&
-      out.headDim % 2)
-    diags.error(loc(keys.count("head_dim") ? "head_dim" : "heads"),
-                "position = rope needs an even head_dim, found " +
-                    Twine(out.headDim));
-
-  if (out.placement == NormPlacement::Pre && !keys.count("final_norm") &&
-      keys.count("norm"))
-    diags.error(loc("norm"), "a pre-norm stack needs final_norm",
-                "add final_norm = " + Twine(toString(out.norm.kind)) +
-                    "(eps = " + formatFloat(out.norm.eps) + ") to the " +
-                    stack.kind + " block, or final_norm = none");
+  if (layer.attention == AttentionKind::Linformer && keys.concerns({"attention", "mask"}) &&
+      any_of(layer.mask.terms,
+             [](const MaskTerm &term) { return term.kind != MaskKind::Padding; })) {
+    checkLinformer(layer, keys);
+    return;
+  }
+  if (keys.concerns({"mask"}))
+    checkLayerMask(reader, layer.mask, keys.given("mask"), model.maxSeq, context.isDecoder);
 }
 
-void StackChecker::checkOverrides(const StackSpec &out) {
-  SmallVector<StringRef, 12> overridable;
-  for (StringRef key : stackKeys())
-    if (key != "layers")
-      overridable.push_back(key);
-  static const StringRef layersKey[] = {"layers"};
+void StackChecker::checkLinformer(const LayerSpec &layer, const LayerKeys &keys) {
+  std::string hint = "linformer projects the keys along the sequence down to k rows, so "
+                     "no key position is left to mask; use mask = none or mask = padding";
+  if (!keys.given("mask")) {
+    diags.error(keys.get("attention")->value->loc,
+                "attention = linformer cannot be used with the decoder's default mask "
+                "(causal)",
+                hint + " in this block");
+    return;
+  }
+  const MaskTerm *term = &*find_if(layer.mask.terms, [](const MaskTerm &t) {
+    return t.kind != MaskKind::Padding;
+  });
+  bool atMask = keys.fromOverride("mask") && !keys.fromOverride("attention");
+  diags.error(atMask ? term->loc : keys.get("attention")->value->loc,
+              "attention = linformer cannot be combined with a '" +
+                  Twine(toString(term->kind)) + "' mask",
+              hint);
+  noteStackKey(keys, atMask ? "attention" : "mask");
+}
+
+void StackChecker::checkOverrides(const LayerSpec &written, StackSpec &out) {
+  static const StringRef stackOnly[] = {"layers", "final_norm", "cross_attention"};
+  const Misplaced misplaced[] = {
+      {stackOnly, "directly in the " + stack.kind + " block: a layer range cannot change it"},
+      {modelKeys(), "at model level, outside the " + stack.kind + " block"}};
 
   SmallVector<const ast::LayerOverride *, 4> accepted;
   for (const ast::LayerOverride &override : stack.overrides) {
-    unsigned errorsBefore = diags.errorCount();
-    std::string range =
-        std::to_string(override.first) + ".." + std::to_string(override.last);
+    std::string range = std::to_string(override.first) + ".." + std::to_string(override.last);
+    bool valid = false;
     if (override.first < 0) {
-      diags.error(override.rangeLoc,
-                  "layer range " + range + " starts before layer 0");
+      diags.error(override.rangeLoc, "layer range " + range + " starts before layer 0");
     } else if (override.first > override.last) {
-      diags.error(override.rangeLoc,
-                  "layer range " + range +
-                      " is empty: its first layer comes after its last");
+      diags.error(override.rangeLoc, "layer range " + range +
+                                         " is empty: its first layer comes after its last");
     } else if (out.layers > 0 && override.last >= out.layers) {
-      diags.error(override.rangeLoc,
-                  "layer range " + range + " is outside the " + stack.kind +
-                      "'s layers 0.." + Twine(out.layers - 1) +
-                      " (layers = " + Twine(out.layers) + ")");
+      diags.error(override.rangeLoc, "layer range " + range + " is outside the " +
+                                         stack.kind + "'s layers 0.." +
+                                         Twine(out.layers - 1) + " (layers = " +
+                                         Twine(out.layers) + ")");
+    } else if (const ast::LayerOverride *const *other =
+                   find_if(accepted,
+                           [&](const ast::LayerOverride *o) {
+                             return o->first <= override.last && override.first <= o->last;
+                           });
+               other != accepted.end()) {
+      diags.error(override.rangeLoc, "layer range " + range + " overlaps " +
+                                         Twine((*other)->first) + ".." +
+                                         Twine((*other)->last),
+                  "a layer takes its keys from one range only");
+      diags.note((*other)->rangeLoc, "the other range is here");
     } else {
-      const ast::LayerOverride *const *other =
-          find_if(accepted, [&](const ast::LayerOverride *o) {
-            return o->first <= override.last && override.first <= o->last;
-          });
-      if (other != accepted.end()) {
-        diags.error(override.rangeLoc, "layer range " + range + " overlaps " +
-                                           Twine((*other)->first) + ".." +
-                                           Twine((*other)->last));
-        diags.note((*other)->rangeLoc, "the other range is here");
-      } else {
-        accepted.push_back(&override);
-      }
+      accepted.push_back(&override);
+      valid = true;
     }
+    if (override.assignments.empty())
+      diags.warning(override.loc, "layers " + range + " { } changes nothing",
+                    "add the keys these layers change, e.g. ffn = gelu");
 
-    KeyMap keys = reader.collectKeys(
-        override.assignments, "layers " + range, overridable, layersKey,
-        "directly in the " + stack.kind +
-            " block: a layer range cannot change it");
-    StackSpec scratch = out;
+    unsigned errorsBefore = diags.errorCount();
+    KeyMap overrideKeys =
+        reader.collectKeys(override.assignments, "layers " + range, layerKeys(), misplaced);
+    LayerSpec layer = written;
     for (const ast::Assignment &assignment : override.assignments)
-      if (keys.lookup(assignment.key) == &assignment)
-        applyKey(assignment, scratch, /*reportUnsupported=*/false);
-
-    if (context.reportUnsupported && diags.errorCount() == errorsBefore)
-      diags.error(override.loc,
-                  "layers " + range + " { }" + Twine(kNotSupported),
-                  "every layer of this version's stacks is the same");
+      if (overrideKeys.lookup(assignment.key) == &assignment)
+        applyLayerKey(assignment, layer);
+    // A key that failed to read keeps the stack's value, which the rules
+    // below would then check a second time.
+    if (!valid || diags.errorCount() != errorsBefore)
+      continue;
+    resolveLayer(layer, LayerKeys{keys, &overrideKeys, override.loc});
+    if (diags.errorCount() != errorsBefore)
+      continue;
+    for (int64_t i = override.first; i <= override.last && i < out.layers; ++i)
+      out.layerSpecs[static_cast<size_t>(i)] = layer;
+    if (override.last == out.layers - 1 && overrideKeys.count("norm")) {
+      lastNorm = overrideKeys.lookup("norm");
+      lastNormFromOverride = true;
+    }
   }
+}
+
+void StackChecker::checkFinalNorm(const StackSpec &out) {
+  const LayerSpec &last =
+      out.layerSpecs.empty() ? static_cast<const LayerSpec &>(out) : out.layerSpecs.back();
+  if (last.placement != NormPlacement::Pre || keys.count("final_norm") || !lastNorm)
+    return;
+  diags.error(lastNorm->value->loc,
+              lastNormFromOverride ? "a stack whose last layer is pre-norm needs final_norm"
+                                   : "a pre-norm stack needs final_norm",
+              "add final_norm = " + Twine(toString(last.norm.kind)) +
+                  "(eps = " + formatFloat(last.norm.eps) + ") to the " + stack.kind +
+                  " block, or final_norm = none");
 }
 
 } // namespace
 
 namespace sema {
-void checkStack(ValueReader &reader, const ast::Stack &stack,
-                const ModelSpec &model, const StackContext &context,
-                StackSpec &out) {
+void checkStack(ValueReader &reader, const ast::Stack &stack, const ModelSpec &model,
+                const StackContext &context, StackSpec &out) {
   StackChecker(reader, stack, model, context).check(out);
 }
 } // namespace sema

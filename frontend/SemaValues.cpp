@@ -224,16 +224,17 @@ std::optional<NormSpec> ValueReader::norm(const ast::Value &value,
 
 KeyMap ValueReader::collectKeys(ArrayRef<ast::Assignment> assignments,
                                 StringRef block, ArrayRef<StringRef> known,
-                                ArrayRef<StringRef> misplaced,
-                                StringRef misplacedWhere) {
+                                ArrayRef<Misplaced> misplaced) {
   KeyMap keys;
   for (const ast::Assignment &assignment : assignments) {
     StringRef key = assignment.key;
     if (!is_contained(known, key)) {
-      if (is_contained(misplaced, key)) {
+      const Misplaced *elsewhere = find_if(
+          misplaced, [&](const Misplaced &m) { return is_contained(m.keys, key); });
+      if (elsewhere != misplaced.end()) {
         diags.error(assignment.loc,
                     "'" + key + "' is not a key of the " + block + " block",
-                    "'" + key + "' belongs " + misplacedWhere);
+                    "'" + key + "' belongs " + elsewhere->where);
       } else if (StringRef guess = closestMatch(key, known); !guess.empty()) {
         suggested.insert(guess);
         diags.errorWithFix(assignment.loc, "unknown key '" + key + "'", guess,

@@ -34,6 +34,10 @@ inline constexpr const char *kNotSupported =
 /// element counts) far from int64 overflow in later stages.
 inline constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 
+/// Most blocks a stack may hold. Later stages keep one LayerSpec per layer
+/// and one set of tensors per layer; no published transformer comes near.
+inline constexpr int64_t kMaxLayers = 4096;
+
 /// "an integer", "a name", ...: how a value's kind reads in messages.
 const char *describe(ast::Value::Kind kind);
 
@@ -61,6 +65,13 @@ struct Chosen {
 
 /// Keys of one block, checked for unknown names and repeats.
 using KeyMap = llvm::StringMap<const ast::Assignment *>;
+
+/// Keys that are valid somewhere else than the block being read, and where
+/// they belong: "at model level, outside the encoder block".
+struct Misplaced {
+  llvm::ArrayRef<llvm::StringRef> keys;
+  std::string where;
+};
 
 class ValueReader {
 public:
@@ -93,13 +104,12 @@ public:
 
   /// Gathers `assignments` by key, reporting unknown keys (with a
   /// did-you-mean) and repeated ones (with a note at the first). A key of
-  /// another block kind (`misplaced`) is told where it belongs instead:
-  /// "'heads' belongs <misplacedWhere>". `block` names the block in messages.
+  /// another block kind (one of `misplaced`) is told where it belongs instead:
+  /// "'heads' belongs <where>". `block` names the block in messages.
   KeyMap collectKeys(llvm::ArrayRef<ast::Assignment> assignments,
                      llvm::StringRef block,
                      llvm::ArrayRef<llvm::StringRef> known,
-                     llvm::ArrayRef<llvm::StringRef> misplaced,
-                     llvm::StringRef misplacedWhere);
+                     llvm::ArrayRef<Misplaced> misplaced);
 
 private:
   DiagnosticEngine &diags;

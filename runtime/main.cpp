@@ -5,20 +5,31 @@
 // that every compiled model behaves the same way:
 //
 //   MODEL --weights W.safetensors --tokens 1,2,3 [--output FILE.npy] [--threads N]
+//         [--max-new N [--stop ID] [--json]]
+//
+// A decoder with an LM head generates: the prompt runs once (its keys and
+// values go to the caches), then one decoding step per new token reads the
+// caches instead of recomputing the prefix.
 //
 // Every problem ends in "error: ..." on stderr and exit status 1; bad input
 // never reaches the model's run function.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/generate.h"
 #include "runtime/npy.h"
 #include "runtime/safetensors.h"
+#include "runtime/session.h"
+#include "runtime/tokenizer.h"
 #include "runtime/tmr_abi.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +38,9 @@ namespace {
 constexpr int kMaxThreads = 1024;
 
 struct Options {
-  std::string weights, tokens, output, threads;
-  bool help = false;
+  std::string weights, tokens, segments, output, threads, maxNew, stop;
+  std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
+  bool help = false, json = false;
 };
 
 std::string programName(const char *argv0) {
@@ -39,8 +51,9 @@ std::string programName(const char *argv0) {
 
 void printUsage(FILE *out, const std::string &program, const tmr_model_desc &desc) {
   std::fprintf(out,
-               "usage: %s --weights W.safetensors --tokens 1,2,3 [--output FILE.npy] "
-               "[--threads N]\n"
+               "usage: %s --weights W.safetensors (--tokens 1,2,3 | --prompt TEXT --tokenizer DIR)\n"
+               "       [--output FILE.npy] [--threads N] [--max-new N [--temperature T] [--top-k K]\n"
+               "       [--top-p P] [--seed S] [--beam B] [--stop ID]] [--json]\n"
                "\n"
                "Runs the compiled model '%s' on one sequence of token ids; its output\n"
                "(%s) is f32 [1, tokens, %lld].\n"
@@ -49,9 +62,23 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                "  --weights FILE  safetensors weights matching the model's manifest\n"
                "                  (`tmc manifest` lists them, `tmc init-weights` makes some)\n"
                "  --tokens LIST   comma-separated token ids, each in [0, %lld), 1 to %lld of them\n"
+               "  --segments LIST segment (token type) ids, one per token (models with segments;\n"
+               "                  default all 0)\n"
                "  --output FILE   write the output as a NumPy .npy file instead of printing a\n"
                "                  summary\n"
                "  --threads N     worker threads, 0 (the default) for all cores, at most %d\n"
+               "  --prompt TEXT   the input as text, encoded with --tokenizer (instead of --tokens)\n"
+               "  --tokenizer DIR GPT-2 BPE (encoder.json + vocab.bpe) or WordPiece (vocab.txt);\n"
+               "                  generated tokens are then also printed as text\n"
+               "  --max-new N     generate N tokens after the prompt (decoders with an LM head);\n"
+               "                  prompt + N must fit in max_seq\n"
+               "  --temperature T sample from softmax(logits / T); 0 (default) is greedy\n"
+               "  --top-k K       sample among the K most likely tokens (0: off)\n"
+               "  --top-p P       sample among the smallest set with probability >= P (1: off)\n"
+               "  --seed S        the sampler's seed (default 0); same seed, same tokens\n"
+               "  --beam B        length-normalized beam search with B beams\n"
+               "  --stop ID       end generation after this token id\n"
+               "  --json          print one JSON object: the prompt, the generated ids\n"
                "  --help          show this message\n",
                program.c_str(), desc.name ? desc.name : "?",
                desc.output_kind ? desc.output_kind : "model", (long long)desc.output_width,
@@ -66,12 +93,26 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
     std::string *value;
   } flags[] = {{"--weights", &options->weights},
                {"--tokens", &options->tokens},
+               {"--segments", &options->segments},
                {"--output", &options->output},
-               {"--threads", &options->threads}};
+               {"--threads", &options->threads},
+               {"--max-new", &options->maxNew},
+               {"--stop", &options->stop},
+               {"--temperature", &options->temperature},
+               {"--top-k", &options->topK},
+               {"--top-p", &options->topP},
+               {"--seed", &options->seed},
+               {"--beam", &options->beam},
+               {"--prompt", &options->prompt},
+               {"--tokenizer", &options->tokenizer}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       options->help = true;
+      continue;
+    }
+    if (arg == "--json") {
+      options->json = true;
       continue;
     }
     size_t eq = arg.find('=');
@@ -152,6 +193,42 @@ bool parseTokens(const std::string &text, const tmr_model_desc &desc, std::vecto
   return true;
 }
 
+/// Parses --segments: one id per token, each in [0, segments).
+bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t count,
+                   std::vector<int32_t> *ids, std::string *error) {
+  if (desc.segments <= 0) {
+    *error = "--segments: this model has no segment embeddings";
+    return false;
+  }
+  size_t start = 0;
+  for (size_t pos = 0;; ++pos) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    int64_t id = 0;
+    bool outOfRange = false;
+    if (!parseInt(item, &id, &outOfRange)) {
+      *error = "--segments: '" + item + "' (position " + std::to_string(pos) +
+               ") is not an integer";
+      return false;
+    }
+    if (outOfRange || id < 0 || id >= desc.segments) {
+      *error = "--segments: segment " + item + " (position " + std::to_string(pos) +
+               ") is out of range [0, " + std::to_string(desc.segments) + ")";
+      return false;
+    }
+    ids->push_back(static_cast<int32_t>(id));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (ids->size() != count) {
+    *error = "--segments: " + std::to_string(ids->size()) + " ids given for " +
+             std::to_string(count) + " tokens; give one per token";
+    return false;
+  }
+  return true;
+}
+
 /// The model description comes from generated code; check what main() relies
 /// on before using it to size buffers.
 bool checkDesc(const tmr_model_desc *desc, std::string *error) {
@@ -167,7 +244,8 @@ bool checkDesc(const tmr_model_desc *desc, std::string *error) {
   }
   bool ok = desc->run && desc->vocab > 0 &&
             desc->vocab - 1 <= std::numeric_limits<int32_t>::max() && desc->max_seq > 0 &&
-            desc->output_width > 0 && desc->num_tensors >= 0 &&
+            desc->output_width > 0 && desc->num_tensors >= 0 && desc->output_rows >= 0 &&
+            desc->cache_floats >= 0 && desc->segments >= 0 &&
             (desc->num_tensors == 0 || desc->tensors) &&
             desc->max_seq <= std::numeric_limits<int64_t>::max() / desc->output_width;
   if (!ok)
@@ -203,6 +281,95 @@ int reportError(const std::string &message) {
   return 1;
 }
 
+/// Parses an integer flag value and checks it lies in [low, high].
+bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_t high,
+                  int64_t *value, std::string *error) {
+  bool outOfRange = false;
+  if (!parseInt(text, value, &outOfRange)) {
+    *error = std::string(flag) + ": '" + text + "' is not an integer";
+    return false;
+  }
+  if (outOfRange || *value < low || *value > high) {
+    *error = std::string(flag) + ": " + text + " is out of range [" + std::to_string(low) +
+             ", " + std::to_string(high) + "]";
+    return false;
+  }
+  return true;
+}
+
+bool parseFloat(const char *flag, const std::string &text, float *value, std::string *error) {
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+      !std::isfinite(parsed)) {
+    *error = std::string(flag) + ": '" + text + "' is not a finite number";
+    return false;
+  }
+  *value = static_cast<float>(parsed);
+  return true;
+}
+
+/// The generation flags, each checked against its allowed range.
+bool parseGeneration(const Options &options, const tmr_model_desc &desc,
+                     tmr::GenerationOptions *generation, std::string *error) {
+  int64_t value = 0;
+  if (!options.maxNew.empty()) {
+    if (!parseBounded("--max-new", options.maxNew, 0, desc.max_seq, &value, error))
+      return false;
+    generation->maxNew = value;
+  }
+  if (!options.stop.empty()) {
+    if (!parseBounded("--stop", options.stop, 0, desc.vocab - 1, &value, error))
+      return false;
+    generation->stop = static_cast<int32_t>(value);
+  }
+  if (!options.topK.empty()) {
+    if (!parseBounded("--top-k", options.topK, 0, desc.vocab, &value, error))
+      return false;
+    generation->sampling.topK = static_cast<int32_t>(value);
+  }
+  if (!options.beam.empty()) {
+    if (!parseBounded("--beam", options.beam, 1, 64, &value, error))
+      return false;
+    generation->beams = static_cast<int32_t>(value);
+  }
+  if (!options.seed.empty()) {
+    bool outOfRange = false;
+    int64_t seed = 0;
+    if (!parseInt(options.seed, &seed, &outOfRange) || outOfRange || seed < 0) {
+      *error = "--seed: '" + options.seed + "' must be an integer in [0, 2^63)";
+      return false;
+    }
+    generation->sampling.seed = static_cast<uint64_t>(seed);
+  }
+  if (!options.temperature.empty() &&
+      !parseFloat("--temperature", options.temperature, &generation->sampling.temperature, error))
+    return false;
+  if (!options.topP.empty() &&
+      !parseFloat("--top-p", options.topP, &generation->sampling.topP, error))
+    return false;
+  std::string problem = tmr::validate(generation->sampling);
+  if (!problem.empty()) {
+    *error = problem;
+    return false;
+  }
+  if (generation->beams > 1 && (generation->sampling.temperature > 0 ||
+                                generation->sampling.topK > 0 || generation->sampling.topP < 1)) {
+    *error = "--beam: beam search is deterministic; drop --temperature, --top-k and --top-p";
+    return false;
+  }
+  return true;
+}
+
+std::string joinIds(const std::vector<int32_t> &ids, const char *separator, const char *open,
+                    const char *close) {
+  std::string text = open;
+  for (size_t i = 0; i < ids.size(); ++i)
+    text += (i ? separator : "") + std::to_string(ids[i]);
+  return text + close;
+}
+
 int runMain(int argc, char **argv) {
   std::string error;
   const tmr_model_desc *desc = tmr_model();
@@ -220,16 +387,38 @@ int runMain(int argc, char **argv) {
     printUsage(stdout, program, *desc);
     return 0;
   }
-  if (options.weights.empty() || options.tokens.empty()) {
-    std::fprintf(stderr, "error: %s is required\n\n",
-                 options.weights.empty() ? "--weights" : "--tokens");
+  if (options.weights.empty() || (options.tokens.empty() == options.prompt.empty())) {
+    std::fprintf(stderr, "error: %s\n\n",
+                 options.weights.empty()  ? "--weights is required"
+                 : options.tokens.empty() ? "--tokens is required (or --prompt with --tokenizer)"
+                                          : "give the input as --tokens or --prompt, not both");
     printUsage(stderr, program, *desc);
     return 1;
   }
+  if (!options.prompt.empty() && options.tokenizer.empty())
+    return reportError("--prompt needs --tokenizer DIR to turn the text into tokens");
 
+  std::unique_ptr<tmr::Tokenizer> tokenizer;
+  if (!options.tokenizer.empty()) {
+    tokenizer = tmr::Tokenizer::open(options.tokenizer, &error);
+    if (!tokenizer)
+      return reportError(error);
+    if (tokenizer->vocabSize() > desc->vocab)
+      return reportError("--tokenizer: its vocabulary (" + std::to_string(tokenizer->vocabSize()) +
+                         " tokens) is larger than the model's (" + std::to_string(desc->vocab) +
+                         ")");
+  }
   std::vector<int32_t> tokens;
-  if (!parseTokens(options.tokens, *desc, &tokens, &error))
+  if (!options.prompt.empty()) {
+    tokens = tokenizer->encode(options.prompt);
+    if (tokens.empty())
+      return reportError("--prompt: the text encodes to no tokens");
+    if (static_cast<int64_t>(tokens.size()) > desc->max_seq)
+      return reportError("--prompt: " + std::to_string(tokens.size()) +
+                         " tokens, this model accepts 1 to " + std::to_string(desc->max_seq));
+  } else if (!parseTokens(options.tokens, *desc, &tokens, &error)) {
     return reportError(error);
+  }
   int64_t threads = 0;
   if (!options.threads.empty()) {
     bool outOfRange = false;
@@ -250,33 +439,60 @@ int runMain(int argc, char **argv) {
   for (int32_t i = 0; i < desc->num_tensors; ++i)
     pointers.push_back(weights->find(desc->tensors[i].name)->data);
 
+  tmr::GenerationOptions generation;
+  if (!parseGeneration(options, *desc, &generation, &error))
+    return reportError(error);
   int64_t numTokens = static_cast<int64_t>(tokens.size());
-  // NaN, so that any element the model fails to write is visible.
-  std::vector<float> output(size_t(numTokens * desc->output_width),
-                            std::numeric_limits<float>::quiet_NaN());
-  tmr_run_args args{};
-  args.weights = pointers.data();
-  args.tokens = tokens.data();
-  args.num_tokens = numTokens;
-  args.output = output.data();
-  args.num_threads = static_cast<int32_t>(threads);
-  char message[1024] = {0};
-  int status = desc->run(&args, message, sizeof message);
-  if (status != 0) {
-    message[sizeof message - 1] = '\0';
-    return reportError(message[0] ? message
-                                  : "the model failed (status " + std::to_string(status) +
-                                        ") without a message");
+  bool generates = desc->cache_floats > 0 && std::string(desc->output_kind) == "logits";
+  if (generation.maxNew > 0 && !generates)
+    return reportError("--max-new: this model does not generate (it returns " +
+                       std::string(desc->output_kind) + "); only a decoder with an LM head does");
+  if (numTokens + generation.maxNew > desc->max_seq)
+    return reportError("--max-new: " + std::to_string(generation.maxNew) +
+                       " new tokens after a " + std::to_string(numTokens) +
+                       "-token prompt exceed max_seq (" + std::to_string(desc->max_seq) +
+                       "); at most " + std::to_string(desc->max_seq - numTokens) + " fit");
+
+  std::vector<int32_t> segments;
+  if (!options.segments.empty() &&
+      !parseSegments(options.segments, *desc, tokens.size(), &segments, &error))
+    return reportError(error);
+
+  tmr::Session session(*desc, pointers, static_cast<int32_t>(threads));
+  // The prompt, once; then one decoding step per new token, reading the caches.
+  std::vector<float> output;
+  if (!session.run(tokens, segments, &output, &error))
+    return reportError(error);
+  int64_t rows = desc->output_rows ? desc->output_rows : numTokens;
+  std::vector<int32_t> generated;
+  if (generation.maxNew > 0) {
+    std::vector<float> last(output.end() - desc->output_width, output.end());
+    if (!tmr::generate(session, last, generation, &generated, &error))
+      return reportError(error);
   }
+  const int64_t maxNew = generation.maxNew;
 
   if (!options.output.empty()) {
-    if (!tmr::writeNpyF32(options.output, {1, numTokens, desc->output_width}, output.data(),
-                          &error))
+    if (!tmr::writeNpyF32(options.output, {1, rows, desc->output_width}, output.data(), &error))
       return reportError(error);
-    std::printf("wrote %s: f32 [1, %lld, %lld]\n", options.output.c_str(), (long long)numTokens,
-                (long long)desc->output_width);
-  } else {
-    printSummary(output, numTokens, desc->output_width, *desc);
+    if (!options.json)
+      std::printf("wrote %s: f32 [1, %lld, %lld]\n", options.output.c_str(), (long long)rows,
+                  (long long)desc->output_width);
+  } else if (!options.json && maxNew == 0) {
+    printSummary(output, rows, desc->output_width, *desc);
+  }
+  if (options.json) {
+    std::printf("{\"model\": \"%s\", \"prompt\": %s, \"generated\": %s}\n", desc->name,
+                joinIds(tokens, ", ", "[", "]").c_str(),
+                joinIds(generated, ", ", "[", "]").c_str());
+  } else if (maxNew > 0) {
+    std::printf("generated: %s\n", joinIds(generated, " ", "", "").c_str());
+  }
+  if (tokenizer && maxNew > 0 && !options.json) {
+    std::string text;
+    if (!tokenizer->decode(generated, &text, &error))
+      return reportError(error);
+    std::printf("text: %s\n", text.c_str());
   }
   return 0;
 }

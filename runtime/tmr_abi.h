@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 1
+#define TMR_ABI_VERSION 2
 #define TMR_MAX_RANK 4
 
 typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2 } tmr_dtype;
@@ -28,13 +28,19 @@ typedef struct tmr_tensor_desc {
   tmr_dtype dtype;
 } tmr_tensor_desc;
 
-/* What one forward pass reads and writes. */
+/* What one forward pass reads and writes. A decoder's sequence is fed in
+ * runs: a prompt (offset 0), then one token per decoding step, each run
+ * appending its keys and values to the caches after `offset` cached rows. */
 typedef struct tmr_run_args {
   const void *const *weights; /* in manifest order, each matching its desc */
   const int32_t *tokens;      /* [num_tokens], each in [0, vocab) */
-  int64_t num_tokens;         /* in [1, max_seq] */
-  float *output;              /* [num_tokens, output_width], caller-owned */
-  int32_t num_threads;        /* 0: all cores */
+  int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq */
+  const int32_t *segments;    /* [num_tokens] segment ids in [0, segments), or NULL for all 0 */
+  int64_t offset;             /* tokens of this sequence in the caches (0: a new sequence) */
+  float *cache;               /* [cache_floats], caller-owned, kept across a sequence's runs */
+  float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
+                                 or output_rows when that is non-zero */
+  int32_t num_threads;        /* 0: the compiled default (all cores unless set) */
 } tmr_run_args;
 
 /* Returns 0 on success, else writes a message into err (err_len bytes). */
@@ -43,10 +49,13 @@ typedef int (*tmr_run_fn)(const tmr_run_args *args, char *err, size_t err_len);
 typedef struct tmr_model_desc {
   uint32_t abi_version;       /* TMR_ABI_VERSION at compile time */
   const char *name;           /* the spec's model name */
-  const char *output_kind;    /* "hidden" */
+  const char *output_kind;    /* "hidden", "logits" (one row of vocab logits per token), "classes" */
   int64_t vocab;
   int64_t max_seq;
   int64_t output_width;
+  int64_t output_rows;        /* 0: one output row per token; else fixed (a classifier: 1) */
+  int64_t cache_floats;       /* 0 for a model without key/value caches (an encoder) */
+  int64_t segments;           /* segment (token type) ids the model accepts; 0: none */
   int32_t num_tensors;
   const tmr_tensor_desc *tensors;
   tmr_run_fn run;

@@ -1,17 +1,63 @@
-//===- LowerAttention.cpp - softmax(q k^T * scale) v as a Halide pipeline -===//
+//===- LowerAttention.cpp - softmax(q k^T * scale + bias, masked) v -------===//
 //
 // One parallel task per (query tile, head): the scores of the tile against
 // every key, their softmax and the weighted sum of values stay in tile-sized
 // buffers, never a [heads, T, T] tensor. Keys are transposed per task so that
 // the score loop vectorizes over keys; the value sum vectorizes over head_dim.
 //
+// Queries may be fewer than keys (a decoding step against the cache): query i
+// then sits at position Tk - Tq + i. The mask is evaluated from positions, as
+// a rule (tm::MaskAttr), never read from a materialized tensor.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/halide/Lowering.h"
 
+#include <cmath>
+
 using namespace Halide;
 
 namespace tmc::halide {
+
+namespace {
+
+/// SplitMix64 of frontend/Masks.h, in Halide's 64-bit integer arithmetic.
+Expr randomKey(const MaskDesc &mask, const Expr &row, int r) {
+  Expr z = cast<uint64_t>(Expr(mask.randomSeed)) +
+           cast<uint64_t>(row * static_cast<int>(mask.randomPerRow) + (r + 1)) *
+               Expr(static_cast<uint64_t>(0x9E3779B97F4A7C15ull));
+  z = (z ^ (z >> 30)) * Expr(static_cast<uint64_t>(0xBF58476D1CE4E5B9ull));
+  z = (z ^ (z >> 27)) * Expr(static_cast<uint64_t>(0x94D049BB133111EBull));
+  z = z ^ (z >> 31);
+  return cast<int>(z % cast<uint64_t>(Expr(static_cast<uint64_t>(mask.maxSeq))));
+}
+
+/// Whether query position `pos` may see key `j`, per docs/spec-language.md.
+Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j) {
+  Expr ok = Internal::const_true();
+  if (mask.causal)
+    ok = ok && j <= pos;
+  // `padding` hides keys past the sequence's length; a run's sequence is all
+  // of its keys, so it restricts nothing here.
+  if (!mask.restricted())
+    return ok;
+  Expr any = Internal::const_false();
+  auto window = [&](int64_t size) {
+    int w = static_cast<int>(size);
+    return mask.decoder ? (pos - w < j && j <= pos) : (abs(pos - j) <= w / 2);
+  };
+  if (mask.window > 0)
+    any = any || window(mask.window);
+  if (mask.dilated > 0)
+    any = any || (window(mask.dilated) && (pos - j) % static_cast<int>(mask.dilation) == 0);
+  for (int64_t token : mask.globals)
+    any = any || pos == static_cast<int>(token) || j == static_cast<int>(token);
+  for (int r = 0; r < mask.randomPerRow; ++r)
+    any = any || randomKey(mask, pos, r) == j;
+  return ok && any;
+}
+
+} // namespace
 
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
@@ -20,31 +66,44 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   ImageParam q = makeInput(sig[0], "query"); // (d, h, i)
   ImageParam k = makeInput(sig[1], "key");   // (d, g, j)
   ImageParam v = makeInput(sig[2], "value"); // (d, g, j)
-  Expr tokens = k.dim(2).extent();
+  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
 
   Var d("d"), h("h"), i("i"), j("j");
   RDom rd(0, headDim, "rd");
-  RDom rj(0, tokens, "rj");
+  RDom rj(0, keys, "rj");
 
   // Scores past the last key (vector padding) read a clamped key and are
-  // never consumed: the reductions below run over [0, tokens) only.
+  // never consumed: the reductions below run over [0, keys) only.
   Func keysT("keys_t");
-  keysT(j, d, h) = k(d, h / group, clamp(j, 0, tokens - 1));
+  keysT(j, d, h) = k(d, h / group, clamp(j, 0, keys - 1));
   Func score("score");
   score(j, i, h) = 0.0f;
   score(j, i, h) += q(rd, h, i) * keysT(j, rd, h);
+
+  Expr pos = keys - queries + i;
+  Expr logit = score(j, i, h) * static_cast<float>(kernel.scale);
+  if (kernel.mask.alibi) {
+    Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(kernel.heads));
+    Expr distance = kernel.mask.decoder ? pos - j : abs(pos - j);
+    logit = logit - slope * cast<float>(distance);
+  }
+  // The mask is evaluated once per (key, query) and read twice.
+  Func visible("visible");
+  visible(j, i) = allowed(kernel.mask, pos, j);
+  Func masked("masked_logit");
+  masked(j, i, h) = select(visible(j, i), logit, Float(32).min());
   Func rowMax("row_max");
-  rowMax(i, h) = maximum(score(rj, i, h));
-  const float scale = static_cast<float>(kernel.scale);
+  rowMax(i, h) = maximum(masked(rj, i, h));
   Func weight("weight");
-  weight(j, i, h) = exp((score(j, i, h) - rowMax(i, h)) * scale);
+  weight(j, i, h) = select(visible(j, i), exp(masked(j, i, h) - rowMax(i, h)), 0.0f);
   Func rowSum("row_sum");
   rowSum(i, h) = sum(weight(rj, i, h));
   Func acc("acc");
   acc(d, i, h) = 0.0f;
   acc(d, i, h) += weight(rj, i, h) * v(d, h / group, rj);
   Func out("attention");
-  out(d, h, i) = acc(d, i, h) / rowSum(i, h);
+  // A query that may see no key yields zeros, never NaN.
+  out(d, h, i) = select(rowSum(i, h) > 0.0f, acc(d, i, h) / rowSum(i, h), 0.0f);
   constrainOutput(out, sig.back());
 
   const int vw = schedule.vectorWidth;
@@ -65,13 +124,19 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   keysT.compute_at(out, task).vectorize(j, vw, round);
   score.compute_at(out, task).vectorize(j, vw, round);
   score.update().reorder(j, rd, i).vectorize(j, vw, round);
+  visible.compute_at(out, task).vectorize(j, vw, round);
+  masked.compute_at(out, task).vectorize(j, vw, round);
   rowMax.compute_at(out, task);
   weight.compute_at(out, task).vectorize(j, vw, round);
   rowSum.compute_at(out, task);
   acc.compute_at(out, task).vectorize(d, dw, dTail);
   acc.update().reorder(d, rj, i).vectorize(d, dw, dTail);
 
-  return {out, {q, k, v}, {keysT, score, rowMax, weight, rowSum, acc, out}};
+  q.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
+  k.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
+  v.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
+  out.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
+  return {out, {q, k, v}, {keysT, score, visible, masked, rowMax, weight, rowSum, acc, out}};
 }
 
 } // namespace tmc::halide

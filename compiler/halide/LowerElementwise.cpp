@@ -26,8 +26,9 @@ void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedu
 LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam tokens = makeInput(sig[0], "tokens"); // (t)
-  ImageParam table = makeInput(sig[1], "table");   // (c, vocab)
-  std::vector<Argument> args = {tokens, table};
+  Param<int32_t> offset("offset");                 // tokens before this run
+  ImageParam table = makeInput(sig[2], "table");   // (c, vocab)
+  std::vector<Argument> args = {tokens, offset, table};
   Var c("c"), t("t");
   // The runtime rejects out-of-range tokens before any kernel runs; the clamp
   // keeps this kernel memory-safe on its own.
@@ -36,11 +37,11 @@ LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule) {
   if (kernel.scale != 1.0)
     value = value * static_cast<float>(kernel.scale);
   if (kernel.position == "learned") {
-    ImageParam positions = makeInput(sig[2], "positions"); // (c, max_seq)
+    ImageParam positions = makeInput(sig[3], "positions"); // (c, max_seq)
     args.push_back(positions);
-    value = value + positions(c, t);
+    value = value + positions(c, offset + t);
   } else if (kernel.position == "sinusoidal") {
-    value = value + sinusoid(c, t, kernel.width);
+    value = value + sinusoid(c, offset + t, kernel.width);
   }
   Func out("embed");
   out(c, t) = value;
@@ -52,21 +53,36 @@ LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule) {
 LoweredKernel lowerAddPositions(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam x = makeInput(sig[0], "x");
-  std::vector<Argument> args = {x};
+  Param<int32_t> offset("offset");
+  std::vector<Argument> args = {x, offset};
   Var c("c"), t("t");
   Expr position;
   if (kernel.position == "learned") {
-    ImageParam positions = makeInput(sig[1], "positions");
+    ImageParam positions = makeInput(sig[2], "positions");
     args.push_back(positions);
-    position = positions(c, t);
+    position = positions(c, offset + t);
   } else {
-    position = sinusoid(c, t, kernel.width);
+    position = sinusoid(c, offset + t, kernel.width);
   }
   Func out("add_positions");
   out(c, t) = x(c, t) + position;
   constrainOutput(out, sig.back());
   scheduleRows(out, c, t, kernel.width, schedule);
   return {out, args, {out}};
+}
+
+LoweredKernel lowerAddSegments(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  ImageParam x = makeInput(sig[0], "x");
+  ImageParam ids = makeInput(sig[1], "segment_ids");
+  ImageParam table = makeInput(sig[2], "segment_table");
+  Var c("c"), t("t");
+  Func out("add_segments");
+  // The runtime rejects ids out of range; the clamp keeps the kernel safe alone.
+  out(c, t) = x(c, t) + table(c, clamp(ids(t), 0, static_cast<int>(kernel.positionRows) - 1));
+  constrainOutput(out, sig.back());
+  scheduleRows(out, c, t, kernel.width, schedule);
+  return {out, {x, ids, table}, {out}};
 }
 
 LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedule) {
@@ -79,6 +95,11 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
     out = Func("add");
     out(c, t) = a(c, t) + b(c, t);
     args = {a, b};
+  } else if (kernel.kind == KernelKind::GatedActivation) {
+    ImageParam gate = makeInput(sig[0], "gate"), up = makeInput(sig[1], "up");
+    out = Func("gated");
+    out(c, t) = applyActivation(gate(c, t), kernel.activation) * up(c, t);
+    args = {gate, up};
   } else {
     ImageParam x = makeInput(sig[0], "x");
     out = Func("activation");
@@ -90,37 +111,43 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
   return {out, args, {out}};
 }
 
-LoweredKernel lowerLayerNorm(const KernelDesc &kernel, const Schedule &schedule) {
+LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
-  bool residual = kernel.kind == KernelKind::AddLayerNorm;
-  ImageParam x = makeInput(sig[0], "x");
+  bool residual = kernel.kind == KernelKind::AddNorm;
+  bool rms = kernel.variant == "rmsnorm";
+  size_t p = 0;
+  ImageParam x = makeInput(sig[p++], "x");
   std::vector<Argument> args = {x};
   ImageParam r;
   if (residual) {
-    r = makeInput(sig[1], "residual");
+    r = makeInput(sig[p++], "residual");
     args.push_back(r);
   }
-  size_t p = residual ? 2 : 1;
-  ImageParam gamma = makeInput(sig[p], "weight"), beta = makeInput(sig[p + 1], "bias");
+  ImageParam gamma = makeInput(sig[p++], "weight");
   args.push_back(gamma);
-  args.push_back(beta);
+  ImageParam beta;
+  if (kernel.hasBias) {
+    beta = makeInput(sig[p++], "bias");
+    args.push_back(beta);
+  }
 
   const int width = static_cast<int>(kernel.width);
   Var c("c"), t("t");
   Func input("sum");
   input(c, t) = residual ? x(c, t) + r(c, t) : x(c, t);
   RDom rc(0, width, "rc");
+  // LayerNorm takes two passes (mean, then squared deviations) rather than
+  // E[x^2] - E[x]^2, which cancels catastrophically for rows with a large mean.
   Func mean("mean");
-  mean(t) = sum(input(rc, t)) / static_cast<float>(width);
-  // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2,
-  // which cancels catastrophically for rows with a large mean.
+  mean(t) = rms ? Expr(0.0f) : sum(input(rc, t)) / static_cast<float>(width);
   Func centered("centered");
   centered(c, t) = input(c, t) - mean(t);
   Func invStd("inv_std");
   invStd(t) = 1.0f / sqrt(sum(centered(rc, t) * centered(rc, t)) / static_cast<float>(width) +
                           static_cast<float>(kernel.eps));
-  Func out(residual ? "add_layer_norm" : "layer_norm");
-  out(c, t) = centered(c, t) * invStd(t) * gamma(c) + beta(c);
+  Func out(std::string(residual ? "add_" : "") + kernel.variant);
+  Expr normalized = centered(c, t) * invStd(t) * gamma(c);
+  out(c, t) = kernel.hasBias ? normalized + beta(c) : normalized;
   constrainOutput(out, sig.back());
 
   scheduleRows(out, c, t, kernel.width, schedule);
@@ -130,6 +157,49 @@ LoweredKernel lowerLayerNorm(const KernelDesc &kernel, const Schedule &schedule)
   centered.compute_at(out, t).vectorize(c, vw);
   invStd.compute_at(out, t);
   return {out, args, {input, mean, centered, invStd, out}};
+}
+
+LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  ImageParam x = makeInput(sig[0], "x"); // (d, h, t)
+  Param<int32_t> offset("offset");
+  const int headDim = static_cast<int>(kernel.headDim), half = headDim / 2;
+  Var d("d"), h("h"), t("t"), f("f");
+  // Angles reach max_seq radians; computed in double, as the sinusoidal
+  // encoding is, then the two tables are shared by every head.
+  Expr angle = cast<double>(offset + t) *
+               pow(Expr(kernel.theta), Expr(-2.0) * cast<double>(f) / Expr(double(headDim)));
+  Func cosine("cos_table"), sine("sin_table");
+  cosine(f, t) = cast<float>(cos(angle));
+  sine(f, t) = cast<float>(sin(angle));
+  Expr f0 = select(d < half, d, d - half);
+  Expr partner = select(d < half, -x(clamp(d + half, 0, headDim - 1), h, t),
+                        x(clamp(d - half, 0, headDim - 1), h, t));
+  Func out("rope");
+  out(d, h, t) = x(d, h, t) * cosine(f0, t) + partner * sine(f0, t);
+  constrainOutput(out, sig.back());
+  out.vectorize(d, vectorWidthFor(headDim, schedule.vectorWidth));
+  if (schedule.parallel)
+    out.parallel(t);
+  cosine.compute_at(out, t);
+  sine.compute_at(out, t);
+  return {out, {x, offset}, {cosine, sine, out}};
+}
+
+LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  ImageParam x = makeInput(sig[0], "x"); // (c, t)
+  Var c("c"), t("t");
+  Func out("pool_" + kernel.variant);
+  if (kernel.variant == "mean") {
+    RDom rt(0, x.dim(1).extent(), "rt");
+    out(c, t) = sum(x(c, rt)) / cast<float>(x.dim(1).extent());
+  } else {
+    out(c, t) = x(c, 0);
+  }
+  constrainOutput(out, sig.back());
+  out.vectorize(c, vectorWidthFor(kernel.width, schedule.vectorWidth));
+  return {out, {x}, {out}};
 }
 
 } // namespace tmc::halide

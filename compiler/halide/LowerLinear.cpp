@@ -1,10 +1,23 @@
-//===- LowerLinear.cpp - y = act(x W^T + b) as a Halide pipeline ----------===//
+//===- LowerLinear.cpp - y = act(x W^T + b) as a Halide GEMM --------------===//
 //
-// The weight arrives as PyTorch stores it, [out, in]. It is transposed into
-// `packed(n, k)` so that a row of the output tile is contiguous and the inner
-// loop is a broadcast of x times a vector of weights into register-held
-// accumulators (tileCols x tileRows). Packing per call costs one pass over the
-// weights; packing once at load time is the tuning work of a later stage.
+// The GEMM reads the weight packed in panels of P output features
+// (LowerPack.cpp has the layout contract), so that one k step of a panel is
+// P contiguous floats: the inner loop broadcasts one token value and
+// multiplies it into P/vw vectors, for tileRows tokens at once. The
+// P x tileRows accumulators live in a tile-local Func that LLVM keeps in
+// registers (PERFORMANCE.md: 64 x 6 on AVX-512 = 24 zmm).
+//
+// Loop nest (unblocked): panel p [parallel] > row tile > k > row > vector.
+// Blocked (kBlock < K): panel p [parallel] > k block > row tile > k > row >
+// vector, the tile's partial sums added into a panel-sized accumulator in
+// memory, so that a block of the panel stays in cache while every row tile
+// passes over it. Bias and activation are applied when the tile is stored.
+//
+// Tails: token rows past T compute on the clamped last row and are never
+// stored; features past N multiply the panel's zero padding and are never
+// stored; a K not divisible by the block shortens the last block through the
+// reduction domain's predicate. T == 1 (decode) takes a one-row tile when the
+// schedule asks for it (a run-time branch on T inside the same kernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,73 +27,166 @@ using namespace Halide;
 
 namespace tmc::halide {
 
-LoweredKernel lowerLinear(const KernelDesc &kernel, const Schedule &schedule) {
+namespace {
+
+/// The loop variables shared by the stages of one GEMM.
+struct GemmVars {
+  Var n{"n"}, t{"t"}, j{"j"}, p{"p"}, kb{"kb"};
+  Var to{"to"}, ti{"ti"}, tt{"tt"}, tl{"tl"}, nv{"nv"}, nl{"nl"}, tile{"tile"};
+};
+
+/// Splits a register tile: P features (vectors of vw, unrolled) by `rows`
+/// tokens (unrolled), with `inner` (a reduction variable, or none) between the
+/// rows and the row-tile loop, and `outer` loops after the row tiles.
+void tileStage(Stage s, const GemmVars &v, const GemmLayout &l, int rows,
+               const std::vector<VarOrRVar> &inner, const std::vector<VarOrRVar> &outer) {
+  s.split(v.t, v.tt, v.tl, rows, TailStrategy::RoundUp)
+      .split(v.j, v.nv, v.nl, l.vectorWidth, TailStrategy::RoundUp);
+  std::vector<VarOrRVar> order = {v.nl, v.nv, v.tl};
+  order.insert(order.end(), inner.begin(), inner.end());
+  order.push_back(v.tt);
+  order.insert(order.end(), outer.begin(), outer.end());
+  s.reorder(order).vectorize(v.nl).unroll(v.nv).unroll(v.tl);
+}
+
+/// Applies the reduction unroll of the layout to an update stage over `r`.
+std::vector<VarOrRVar> unrolledReduction(Stage s, const RVar &r, const GemmLayout &l) {
+  if (l.unrollK <= 1)
+    return {r};
+  RVar ro(r.name() + "o"), ri(r.name() + "i");
+  s.split(r, ro, ri, l.unrollK, TailStrategy::GuardWithIf).unroll(ri);
+  return {ri, ro};
+}
+
+LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool prepacked) {
+  const GemmLayout l = gemmLayout(kernel, schedule);
+  const int K = static_cast<int>(l.K), N = static_cast<int>(l.N), P = l.panelWidth;
+  const int kc = static_cast<int>(l.kBlock);
+  const bool blocked = l.kBlocks > 1;
+  const int estT = std::max(1, schedule.tokensEstimate);
   std::vector<BufferShape> sig = kernelSignature(kernel);
-  const int K = static_cast<int>(kernel.inWidth), N = static_cast<int>(kernel.width);
-  ImageParam x = makeInput(sig[0], "x");      // (k, t)
-  ImageParam w = makeInput(sig[1], "weight"); // (k, n)
-  std::vector<Argument> args = {x, w};
+  GemmVars v;
+
+  ImageParam x = makeInput(sig[0], "x"); // (k, t)
+  x.set_estimates({{0, K}, {0, estT}});
+  std::vector<Argument> args = {x};
+  std::vector<Func> stages;
+  Func packed;
+  if (prepacked) {
+    ImageParam pw = makeInput(packedWeightShape(kernel, schedule), "packed_weight"); // (j, k, p)
+    pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
+    args.push_back(pw);
+    packed = pw;
+  } else {
+    ImageParam w = makeInput(sig[1], "weight"); // (k, n)
+    w.set_estimates({{0, K}, {0, N}});
+    args.push_back(w);
+    packed = definePackedWeight(w, l);
+    packed.compute_root();
+    schedulePackedWeight(packed, l, schedule);
+    stages.push_back(packed);
+  }
   ImageParam b;
   if (kernel.hasBias) {
-    b = makeInput(sig[2], "bias");            // (n)
+    b = makeInput(sig[2], "bias"); // (n)
+    b.set_estimates({{0, N}});
     args.push_back(b);
   }
 
-  Var n("n"), t("t"), k("k");
-  // Rows past the last token and columns past the last feature are computed
-  // by full register tiles and thrown away; clamping keeps their reads inside
-  // the buffers.
-  Func xClamped("x_clamped");
-  xClamped(k, t) = x(k, clamp(t, 0, x.dim(1).extent() - 1));
-  Func packed("packed_weight");
-  packed(n, k) = w(k, min(n, N - 1));
+  const Var &j = v.j, &t = v.t, &p = v.p, &kb = v.kb, &n = v.n;
+  Expr T = x.dim(1).extent();
+  Func xc("x_clamped");
+  xc(v.n, t) = x(v.n, min(t, T - 1));
+  Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
-  RDom r(0, K, "r");
-  Func acc("acc");
-  acc(n, t) = kernel.hasBias ? b(min(n, N - 1)) : Expr(0.0f);
-  acc(n, t) += xClamped(r, t) * packed(n, r);
+  Func acc("acc"), partial("partial");
+  RDom r(0, K, "r"), rk(0, kc, "rk"), rb(0, static_cast<int>(l.kBlocks), "rb");
+  if (blocked) {
+    Expr k = kb * kc + rk;
+    if (l.K % kc != 0) {
+      // The predicate shortens the last block's loop, but Halide's bounds of
+      // the whole pipeline ignore it; the promise (true under the predicate)
+      // keeps the buffer checks at [0, K).
+      rk.where(rk < K - kb * kc);
+      k = unsafe_promise_clamped(k, 0, K - 1);
+    }
+    partial(j, t, p, kb) = 0.0f;
+    partial(j, t, p, kb) += xc(k, t) * packed(j, k, p);
+    acc(j, t, p) = init;
+    acc(j, t, p) += partial(j, t, p, rb);
+    stages.push_back(xc);
+    stages.push_back(partial);
+  } else {
+    acc(j, t, p) = init;
+    acc(j, t, p) += xc(r, t) * packed(j, r, p);
+    stages.push_back(xc);
+  }
+  stages.push_back(acc);
   Func out("linear");
-  out(n, t) = applyActivation(acc(n, t), kernel.activation);
+  out(n, t) = applyActivation(acc(n % P, t, n / P), kernel.activation);
   constrainOutput(out, sig.back());
+  out.set_estimates({{0, N}, {0, estT}});
+  stages.push_back(out);
 
-  const int vw = vectorWidthFor(N, schedule.vectorWidth);
-  const int tileCols = std::max(vw, schedule.tileCols / vw * vw);
-  const int tileRows = std::max(1, schedule.tileRows);
-  Var no("no"), ni("ni"), to("to"), ti("ti"), tile("tile");
-  out.split(n, no, ni, tileCols, TailStrategy::GuardWithIf)
-      .split(t, to, ti, tileRows, TailStrategy::GuardWithIf)
-      .reorder(ni, ti, no, to)
-      .vectorize(ni, vw);
-  out.fuse(no, to, tile);
-  if (schedule.parallel)
-    out.parallel(tile);
+  // The output: panels of P features, row tiles, vectors along the features.
+  const int R = l.tileRows;
+  const bool decode = schedule.decodeVariant && R > 1;
+  const bool rowTasks = schedule.parallelRows && !blocked;
+  const TailStrategy guard = TailStrategy::GuardWithIf;
+  out.split(n, p, j, P, guard).split(j, v.nv, v.nl, l.vectorWidth, guard);
+  auto scheduleOut = [&](Stage s, int rows) {
+    s.split(t, v.to, v.ti, rows, guard).reorder(v.nl, v.nv, v.ti, v.to, p).vectorize(v.nl).unroll(
+        v.nv);
+    if (rowTasks) {
+      s.fuse(v.to, p, v.tile);
+      if (schedule.parallel)
+        s.parallel(v.tile);
+    } else if (schedule.parallel) {
+      s.parallel(p);
+    }
+  };
+  if (decode)
+    scheduleOut(out.specialize(T == 1), 1);
+  scheduleOut(out, R);
 
-  Var nv("nv"), nl("nl"), nt("nt"), tl("tl"), tt("tt");
-  // The pure and the update definition tile alike, so that the padded
-  // accumulators the update reads were initialized.
-  acc.compute_at(out, tile)
-      .split(n, nt, nv, tileCols, TailStrategy::RoundUp)
-      .split(nv, nv, nl, vw)
-      .split(t, tt, tl, tileRows, TailStrategy::RoundUp)
-      .reorder(nl, nv, tl, nt, tt)
-      .vectorize(nl)
-      .unroll(nv)
-      .unroll(tl);
-  acc.update()
-      .split(n, nt, nv, tileCols, TailStrategy::RoundUp)
-      .split(nv, nv, nl, vw)
-      .split(t, tt, tl, tileRows, TailStrategy::RoundUp)
-      .reorder(nl, nv, tl, r, nt, tt)
-      .vectorize(nl)
-      .unroll(nv)
-      .unroll(tl);
+  if (!blocked) {
+    // The whole reduction in one register tile, computed per row tile.
+    acc.compute_at(out, rowTasks ? v.tile : v.to);
+    auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
+      tileStage(pure, v, l, rows, {}, {p});
+      std::vector<VarOrRVar> inner = unrolledReduction(update, r, l);
+      tileStage(update, v, l, rows, inner, {p});
+    };
+    if (decode)
+      scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);
+    scheduleAcc(acc, acc.update(), R);
+  } else {
+    // A panel-sized accumulator in memory; each (k block, row tile) sums its
+    // partial products in a register tile first.
+    acc.compute_at(out, p).vectorize(j, l.vectorWidth);
+    partial.compute_at(acc, v.tt);
+    auto scheduleBlocked = [&](Stage accUpdate, Stage pure, Stage update, int rows) {
+      tileStage(accUpdate, v, l, rows, {}, {rb, p});
+      tileStage(pure, v, l, rows, {}, {p, kb});
+      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, l);
+      tileStage(update, v, l, rows, inner, {p, kb});
+    };
+    if (decode)
+      scheduleBlocked(acc.update().specialize(T == 1), partial.specialize(T == 1),
+                      partial.update().specialize(T == 1), 1);
+    scheduleBlocked(acc.update(), partial, partial.update(), R);
+  }
+  return {out, args, stages};
+}
 
-  Var ko("ko"), ki("ki");
-  packed.compute_root().split(k, ko, ki, 16, TailStrategy::GuardWithIf).vectorize(n, vw);
-  if (schedule.parallel)
-    packed.parallel(ko);
+} // namespace
 
-  return {out, args, {xClamped, packed, acc, out}};
+LoweredKernel lowerLinear(const KernelDesc &kernel, const Schedule &schedule) {
+  return buildGemm(kernel, schedule, /*prepacked=*/false);
+}
+
+LoweredKernel lowerPackedLinear(const KernelDesc &kernel, const Schedule &schedule) {
+  return buildGemm(kernel, schedule, /*prepacked=*/true);
 }
 
 } // namespace tmc::halide

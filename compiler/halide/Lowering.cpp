@@ -9,6 +9,7 @@ using namespace Halide;
 namespace tmc::halide {
 
 ImageParam makeInput(const BufferShape &shape, const std::string &name) {
+  assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
   ImageParam param(shape.isInt32 ? Int(32) : Float(32), static_cast<int>(shape.extents.size()),
                    name);
   Expr stride = 1;
@@ -73,12 +74,19 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
     return lowerEmbed(kernel, schedule);
   case KernelKind::AddPositions:
     return lowerAddPositions(kernel, schedule);
+  case KernelKind::AddSegments:
+    return lowerAddSegments(kernel, schedule);
   case KernelKind::Add:
   case KernelKind::Activation:
+  case KernelKind::GatedActivation:
     return lowerElementwise(kernel, schedule);
-  case KernelKind::LayerNorm:
-  case KernelKind::AddLayerNorm:
-    return lowerLayerNorm(kernel, schedule);
+  case KernelKind::Norm:
+  case KernelKind::AddNorm:
+    return lowerNorm(kernel, schedule);
+  case KernelKind::Rope:
+    return lowerRope(kernel, schedule);
+  case KernelKind::Pool:
+    return lowerPool(kernel, schedule);
   }
   return {};
 }

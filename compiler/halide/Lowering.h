@@ -41,11 +41,28 @@ Halide::Expr sinusoid(const Halide::Expr &c, const Halide::Expr &t, int64_t d);
 /// The largest vector width <= `preferred` that `extent` admits.
 int vectorWidthFor(int64_t extent, int preferred);
 
+/// y = act(x W^T + b) taking the weight as stored ([N, K]); packs it into
+/// panels inside the pipeline on every call (kernelSignature(kernel)).
 LoweredKernel lowerLinear(const KernelDesc &kernel, const Schedule &schedule);
+/// The same GEMM taking the weight already packed by `lowerPackWeight`: its
+/// argument 1 has `packedWeightShape(kernel, schedule)` (LowerPack.cpp).
+LoweredKernel lowerPackedLinear(const KernelDesc &kernel, const Schedule &schedule);
+/// The load-time kernel: weight (k, n) [K, N] -> packed panels (j, k, p).
+LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule);
+/// The packed weight's shape: {P, K, panels} with P = gemmLayout().panelWidth.
+BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule);
+/// packed(j, k, p) = weight(k, p * P + j), zero past N (the packing algorithm).
+Halide::Func definePackedWeight(const Halide::Func &weight, const GemmLayout &layout);
+/// Schedules `definePackedWeight`'s Func: panels in parallel, vectorized along j.
+void schedulePackedWeight(Halide::Func &packed, const GemmLayout &layout,
+                          const Schedule &schedule);
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerAddPositions(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerAddSegments(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedule);
-LoweredKernel lowerLayerNorm(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule);
 
 } // namespace tmc::halide

@@ -1,32 +1,151 @@
 //===- CheckCommands.cpp - `tmc check` and `tmc manifest` ----------------===//
 //
-// The commands that read a spec without compiling it: its size and shape
-// (check), and the weight tensors it expects (manifest).
+// The commands that read a spec without compiling it: its size, cost and
+// shape (check), and the weight tensors it expects (manifest). The numbers
+// come from frontend/ModelStats.h; their definitions are in
+// docs/spec-language.md, "What tmc check reports".
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/tools/Commands.h"
+#include "frontend/Diagnostics.h"
 #include "frontend/Manifest.h"
+#include "frontend/MaskAnalysis.h"
+#include "frontend/ModelStats.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 using namespace llvm;
+using nlohmann::json;
 
 namespace tmc::tools {
 
 namespace {
 
-int64_t elementCount(const tmc::TensorSpec &tensor) {
-  int64_t count = 1;
-  for (int64_t dim : tensor.shape)
-    count *= dim;
-  return count;
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  }
+  return "f32";
 }
 
-int64_t elementBytes(tmc::DType dtype) { return dtype == tmc::DType::F32 ? 4 : 2; }
+std::string normText(const NormSpec &norm) {
+  return std::string(toString(norm.kind)) + "(eps = " + formatFloat(norm.eps) + ")";
+}
+
+std::string outputText(const ModelSpec &spec) {
+  switch (spec.output) {
+  case OutputKind::Hidden: return "hidden";
+  case OutputKind::LMHead:
+    return std::string("lm_head(tied = ") + (spec.tiedHead ? "true" : "false") +
+           ", bias = " + (spec.headBias ? "true" : "false") + ")";
+  case OutputKind::Classifier:
+    return "classifier(classes = " + std::to_string(spec.classes) +
+           ", pool = " + (spec.pool == Pooling::First ? "first" : "mean") + ")";
+  }
+  return "hidden";
+}
+
+/// The keys a `layers A..B { }` block may change, as JSON.
+json layerJson(const LayerSpec &layer) {
+  json j = {{"heads", layer.heads},
+            {"kv_heads", layer.kvHeads},
+            {"head_dim", layer.headDim},
+            {"d_ff", layer.dFF},
+            {"ffn", toString(layer.ffn)},
+            {"norm", std::string(toString(layer.placement)) + "(" + normText(layer.norm) + ")"},
+            {"bias", layer.bias},
+            {"mask", formatMask(layer.mask)},
+            {"attention", layer.attention == AttentionKind::Full
+                              ? std::string("full")
+                              : "linformer(k = " + std::to_string(layer.linformerK) + ")"}};
+  return j;
+}
+
+/// Runs of consecutive layers that share every key: [first, last, keys].
+std::vector<std::tuple<int64_t, int64_t, json>> layerGroups(const StackSpec &stack) {
+  std::vector<std::tuple<int64_t, int64_t, json>> groups;
+  for (int64_t i = 0; i < stack.layers; ++i) {
+    json keys = layerJson(stack.layerSpecs.empty() ? stack : stack.layer(i));
+    if (!groups.empty() && std::get<2>(groups.back()) == keys)
+      std::get<1>(groups.back()) = i;
+    else
+      groups.emplace_back(i, i, std::move(keys));
+  }
+  return groups;
+}
+
+json stackJson(const StackSpec &stack, int64_t parameters, double prefillFlops) {
+  json j = layerJson(stack);
+  j["layers"] = stack.layers;
+  j["final_norm"] = stack.finalNorm ? normText(*stack.finalNorm) : "none";
+  j["cross_attention"] = stack.crossAttention;
+  j["parameters"] = parameters;
+  j["prefill_flops_per_token"] = std::llround(prefillFlops);
+  json groups = json::array();
+  for (auto &[first, last, keys] : layerGroups(stack)) {
+    keys["first"] = first;
+    keys["last"] = last;
+    groups.push_back(std::move(keys));
+  }
+  j["layer_groups"] = std::move(groups);
+  return j;
+}
+
+/// A FLOP count as JSON: the nearest integer while one is exact in a double.
+json flopsJson(double flops) {
+  if (flops < 9.0e15)
+    return std::llround(flops);
+  return flops;
+}
+
+/// "124439808 (124.4M)".
+std::string humanCount(double value) {
+  static const char *suffixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  unsigned k = 0;
+  double scaled = value;
+  while (scaled >= 1000 && k + 1 < std::size(suffixes)) {
+    scaled /= 1000;
+    ++k;
+  }
+  std::string text;
+  raw_string_ostream os(text);
+  if (value < 9.0e15)
+    os << static_cast<int64_t>(std::llround(value));
+  else
+    os << format("%.4g", value);
+  if (k > 0)
+    os << format(" (%.1f%s)", scaled, suffixes[k]);
+  return text;
+}
+
+void printStack(raw_ostream &os, const char *name, const json &s) {
+  os << "  " << name << ": " << s["layers"].get<int64_t>() << " layers, final_norm "
+     << s["final_norm"].get<std::string>()
+     << (s["cross_attention"].get<bool>() ? ", cross-attention" : "") << ", "
+     << humanCount(static_cast<double>(s["parameters"].get<int64_t>())) << " parameters\n";
+  const json &groups = s["layer_groups"];
+  for (const json &g : groups) {
+    os << "    ";
+    if (groups.size() > 1)
+      os << "layers " << g["first"].get<int64_t>() << ".." << g["last"].get<int64_t>()
+         << ": ";
+    os << g["heads"].get<int64_t>() << " heads (kv " << g["kv_heads"].get<int64_t>()
+       << ", head_dim " << g["head_dim"].get<int64_t>() << "), d_ff "
+       << g["d_ff"].get<int64_t>() << ", ffn " << g["ffn"].get<std::string>() << ", "
+       << g["norm"].get<std::string>() << (g["bias"].get<bool>() ? ", bias" : ", no bias")
+       << ", mask " << g["mask"].get<std::string>() << ", attention "
+       << g["attention"].get<std::string>() << "\n";
+  }
+}
 
 } // namespace
 
@@ -34,52 +153,73 @@ int checkCommand(int argc, char **argv) {
   releaseGlobalOptions({"json"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
-  cl::opt<bool> json("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
+  cl::opt<bool> asJson("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
   parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n");
   auto loaded = load(input);
   if (!loaded)
     return 1;
-  const tmc::ModelSpec &spec = *loaded->spec;
-  int64_t parameters = 0, bytes = 0;
-  for (const tmc::TensorSpec &tensor : tmc::buildManifest(spec)) {
-    parameters += elementCount(tensor);
-    bytes += elementCount(tensor) * elementBytes(tensor.dtype);
+  const ModelSpec &spec = *loaded->spec;
+  std::string overflow;
+  std::optional<ModelSizes> sizes = computeSizes(spec, &overflow);
+  if (!sizes) { // Sema rejects such specs; kept for safety.
+    errs() << "tmc: error: " << overflow << " does not fit in 64 bits\n";
+    return 1;
   }
-  auto stackJson = [&](const tmc::StackSpec &stack) {
-    return nlohmann::json{{"layers", stack.layers},     {"heads", stack.heads},
-                          {"kv_heads", stack.kvHeads},  {"head_dim", stack.headDim},
-                          {"d_ff", stack.dFF},          {"ffn", tmc::toString(stack.ffn)},
-                          {"norm", std::string(tmc::toString(stack.placement)) + "(" +
-                                       tmc::toString(stack.norm.kind) + ")"},
-                          {"bias", stack.bias}};
-  };
-  nlohmann::json summary = {{"model", spec.name},         {"vocab", spec.vocab},
-                            {"d_model", spec.dModel},     {"max_seq", spec.maxSeq},
-                            {"position", tmc::toString(spec.position)},
-                            {"parameters", parameters},   {"weight_bytes", bytes}};
+  FlopCounts flops = countFlops(spec);
+
+  json summary = {{"model", spec.name},
+                  {"vocab", spec.vocab},
+                  {"d_model", spec.dModel},
+                  {"max_seq", spec.maxSeq},
+                  {"position", toString(spec.position)},
+                  {"embed_scale", spec.embedScale},
+                  {"embed_norm", spec.embedNorm ? normText(*spec.embedNorm) : "none"},
+                  {"segments", spec.segments},
+                  {"share_embeddings", spec.shareEmbeddings},
+                  {"output", outputText(spec)},
+                  {"dtype", dtypeName(spec.dtype)},
+                  {"parameters", sizes->parameters},
+                  {"parameters_by_part",
+                   {{"embeddings", sizes->embeddingParameters},
+                    {"encoder", sizes->encoderParameters},
+                    {"decoder", sizes->decoderParameters},
+                    {"head", sizes->headParameters}}},
+                  {"weight_bytes", sizes->weightBytes},
+                  {"kv_cache_bytes", sizes->kvCacheBytes},
+                  {"flops_per_token",
+                   {{"prefill", flopsJson(flops.prefill)},
+                    {"decode", flops.decode ? flopsJson(*flops.decode) : json(nullptr)},
+                    {"exact", flops.exact}}}};
+  if (spec.position == PositionKind::Rope)
+    summary["rope_theta"] = spec.ropeTheta;
   if (spec.encoder.present)
-    summary["encoder"] = stackJson(spec.encoder);
+    summary["encoder"] = stackJson(spec.encoder, sizes->encoderParameters, flops.encoderPrefill);
   if (spec.decoder.present)
-    summary["decoder"] = stackJson(spec.decoder);
-  if (json) {
+    summary["decoder"] = stackJson(spec.decoder, sizes->decoderParameters, flops.decoderPrefill);
+  if (asJson) {
     outs() << summary.dump(2) << "\n";
     return 0;
   }
-  outs() << input << ": model '" << spec.name << "' is valid\n";
-  outs() << "  parameters    " << parameters << "\n";
-  outs() << "  weight bytes  " << bytes << "\n";
-  outs() << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
-         << spec.maxSeq << ", position " << tmc::toString(spec.position) << "\n";
-  for (const char *name : {"encoder", "decoder"}) {
-    if (!summary.contains(name))
-      continue;
-    const nlohmann::json &s = summary[name];
-    outs() << "  " << name << ": " << s["layers"].get<int64_t>() << " layers, "
-           << s["heads"].get<int64_t>() << " heads (kv " << s["kv_heads"].get<int64_t>()
-           << ", head_dim " << s["head_dim"].get<int64_t>() << "), d_ff "
-           << s["d_ff"].get<int64_t>() << ", ffn " << s["ffn"].get<std::string>() << ", "
-           << s["norm"].get<std::string>() << "\n";
-  }
+
+  raw_ostream &os = outs();
+  os << input << ": model '" << spec.name << "' is valid\n";
+  os << "  parameters      " << humanCount(static_cast<double>(sizes->parameters)) << "\n";
+  os << "    embeddings " << sizes->embeddingParameters << ", encoder "
+     << sizes->encoderParameters << ", decoder " << sizes->decoderParameters << ", head "
+     << sizes->headParameters << "\n";
+  os << "  weight bytes    " << humanCount(static_cast<double>(sizes->weightBytes)) << " ("
+     << dtypeName(spec.dtype) << ")\n";
+  os << "  KV-cache bytes  " << humanCount(static_cast<double>(sizes->kvCacheBytes))
+     << " (f32, max_seq = " << spec.maxSeq << ")\n";
+  os << "  FLOPs/token     prefill " << humanCount(flops.prefill) << ", decode "
+     << (flops.decode ? humanCount(*flops.decode) : std::string("n/a (no decoder)"))
+     << (flops.exact ? "" : " (attention terms estimated)") << "\n";
+  os << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
+     << spec.maxSeq << ", position " << toString(spec.position) << ", output "
+     << outputText(spec) << ", dtype " << dtypeName(spec.dtype) << "\n";
+  for (const char *name : {"encoder", "decoder"})
+    if (summary.contains(name))
+      printStack(os, name, summary[name]);
   return 0;
 }
 
@@ -87,25 +227,25 @@ int manifestCommand(int argc, char **argv) {
   releaseGlobalOptions({"json"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
-  cl::opt<bool> json("json", cl::desc("Print the tensors as JSON"), cl::cat(toolOptions));
+  cl::opt<bool> asJson("json", cl::desc("Print the tensors as JSON"), cl::cat(toolOptions));
   parseOptions(argc, argv, "tmc manifest: list the weight tensors a model expects\n");
   auto loaded = load(input);
   if (!loaded)
     return 1;
-  std::vector<tmc::TensorSpec> manifest = tmc::buildManifest(*loaded->spec);
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const tmc::TensorSpec &tensor : manifest)
+  std::vector<TensorSpec> manifest = buildManifest(*loaded->spec);
+  if (asJson) {
+    json list = json::array();
+    for (const TensorSpec &tensor : manifest)
       list.push_back({{"name", tensor.name},
                       {"shape", tensor.shape},
-                      {"dtype", tmc::safetensorsDType(tensor.dtype)}});
+                      {"dtype", safetensorsDType(tensor.dtype)}});
     outs() << list.dump(2) << "\n";
     return 0;
   }
-  for (const tmc::TensorSpec &tensor : manifest) {
+  for (const TensorSpec &tensor : manifest) {
     outs() << tensor.name << " [";
     interleaveComma(tensor.shape, outs());
-    outs() << "] " << tmc::safetensorsDType(tensor.dtype) << "\n";
+    outs() << "] " << safetensorsDType(tensor.dtype) << "\n";
   }
   return 0;
 }

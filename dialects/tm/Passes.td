@@ -24,9 +24,9 @@ def TMFuseLinearActivation : Pass<"tm-fuse-linear-activation", "::mlir::func::Fu
 }
 
 def TMFuseResidualNorm : Pass<"tm-fuse-residual-norm", "::mlir::func::FuncOp"> {
-  let summary = "Fuse a residual tm.add with the tm.layer_norm that reads it";
+  let summary = "Fuse a residual tm.add with the tm.norm that reads it";
   let description = [{
-    Forms tm.add_layer_norm when the sum has no other user, so the residual
+    Forms tm.add_norm when the sum has no other user, so the residual
     stream is read once per layer norm instead of written and read back.
   }];
   let dependentDialects = ["::tmc::tm::TMDialect"];

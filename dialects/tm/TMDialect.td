@@ -19,6 +19,10 @@ def TM_Dialect : Dialect {
     computation, each carrying the spec location it came from. Fusion passes
     rewrite it into fused ops that map one-to-one onto Halide kernels.
   }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class TM_Op<string mnemonic, list<Trait> traits = []>

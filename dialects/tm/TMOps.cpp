@@ -89,6 +89,12 @@ LogicalResult AddPositionsOp::verify() {
   return success();
 }
 
+LogicalResult AddSegmentsOp::verify() {
+  if (getTable().getType().getRank() != 2)
+    return emitOpError("segment table must be [segments, d_model]");
+  return expectDim(*this, getTable(), 1, dim(getInput(), 1), "segment table");
+}
+
 LogicalResult LinearOp::verify() {
   int64_t out = dim(getWeight(), 0), in = dim(getWeight(), 1);
   if (failed(expectDim(*this, getInput(), 1, in, "input")) ||
@@ -122,27 +128,54 @@ LogicalResult ActivationOp::verify() {
 }
 
 namespace {
-LogicalResult verifyNormParams(Operation *op, Value input, Value weight,
-                               Value bias, double eps) {
+LogicalResult verifyNormParams(Operation *op, Value input, Value weight, Value bias,
+                               StringRef kind, double eps) {
   int64_t width = dim(input, 1);
-  if (failed(expectDim(op, weight, 0, width, "weight")) ||
-      failed(expectDim(op, bias, 0, width, "bias")) ||
+  if (failed(expectOneOf(op, "kind", kind, {"layernorm", "rmsnorm"})) ||
+      failed(expectDim(op, weight, 0, width, "weight")) ||
+      (bias && failed(expectDim(op, bias, 0, width, "bias"))) ||
       failed(expectDim(op, op->getResult(0), 1, width, "result")))
     return failure();
+  if (kind == "layernorm" && !bias)
+    return op->emitOpError("kind = \"layernorm\" needs a bias operand");
+  if (kind == "rmsnorm" && bias)
+    return op->emitOpError("kind = \"rmsnorm\" takes no bias operand");
   if (!(eps > 0))
     return op->emitOpError("needs eps > 0");
   return success();
 }
 } // namespace
 
-LogicalResult LayerNormOp::verify() {
-  return verifyNormParams(*this, getInput(), getWeight(), getBias(),
+LogicalResult NormOp::verify() {
+  return verifyNormParams(*this, getInput(), getWeight(), getBias(), getKind(),
                           getEps().convertToDouble());
 }
 
-LogicalResult AddLayerNormOp::verify() {
+LogicalResult AddNormOp::verify() {
   if (getInput().getType() != getResidual().getType())
     return emitOpError("input and residual must have the same type");
-  return verifyNormParams(*this, getInput(), getWeight(), getBias(),
+  return verifyNormParams(*this, getInput(), getWeight(), getBias(), getKind(),
                           getEps().convertToDouble());
+}
+
+LogicalResult RopeOp::verify() {
+  int64_t heads = getHeads(), headDim = getHeadDim();
+  if (heads <= 0 || headDim <= 0 || headDim % 2 != 0)
+    return emitOpError("needs heads > 0 and an even head_dim > 0");
+  if (!(getTheta().convertToDouble() > 0))
+    return emitOpError("needs theta > 0");
+  return expectDim(*this, getInput(), 1, heads * headDim, "input");
+}
+
+LogicalResult GatedActivationOp::verify() {
+  return expectOneOf(*this, "kind", getKind(),
+                     ArrayRef<StringRef>(kActivations).drop_front());
+}
+
+LogicalResult PoolOp::verify() {
+  if (failed(expectOneOf(*this, "kind", getKind(), {"first", "mean"})) ||
+      failed(expectDim(*this, getResult(), 1, dim(getInput(), 1), "result")) ||
+      failed(expectDim(*this, getResult(), 0, 1, "result")))
+    return failure();
+  return success();
 }

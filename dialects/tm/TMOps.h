@@ -1,6 +1,7 @@
 //===- TMOps.h - Operations of the tm dialect -------------------*- C++ -*-===//
 #pragma once
 
+#include "dialects/tm/TMAttrs.h"
 #include "dialects/tm/TMDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

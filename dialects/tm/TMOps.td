@@ -3,7 +3,7 @@
 #ifndef TM_OPS_TD
 #define TM_OPS_TD
 
-include "dialects/tm/TMDialect.td"
+include "dialects/tm/TMAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -26,22 +26,43 @@ def TM_WeightOp : TM_Op<"weight", [Pure]> {
 def TM_EmbedOp : TM_Op<"embed", [Pure]> {
   let summary = "Token embedding lookup, optionally scaled and with positions added";
   let description = [{
-    `result[t, :] = table[tokens[t], :] * scale (+ position[t, :])`.
+    `result[t, :] = table[tokens[t], :] * scale (+ position[offset + t, :])`,
+    where `offset` is the number of tokens before this call (0 for a prompt;
+    the cache length when decoding).
     As built, `position` is "none"; `--tm-fuse-embedding-positions` folds a
     following `tm.add_positions` into it ("sinusoidal", or "learned" with the
     positions table as third operand).
 
     ```mlir
-    %x = tm.embed %tokens, %table {position = "none", scale = 1.0 : f64}
-        : (tensor<?xi32>, tensor<100x64xf32>) -> tensor<?x64xf32>
+    %x = tm.embed %tokens at %offset, %table {position = "none", scale = 1.0 : f64}
+        : (tensor<?xi32>, i32, tensor<100x64xf32>) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins TM_Tokens:$tokens, TM_Weight:$table,
+  let arguments = (ins TM_Tokens:$tokens, I32:$offset, TM_Weight:$table,
                        Optional<TM_Weight>:$positions, F64Attr:$scale,
                        StrAttr:$position);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $tokens `,` $table (`,` $positions^)? attr-dict `:` functional-type(operands, results)
+    $tokens `at` $offset `,` $table (`,` $positions^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TM_AddSegmentsOp : TM_Op<"add_segments", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Adds each token's segment (token type) embedding (BERT)";
+  let description = [{
+    `result[t, :] = input[t, :] + table[segments[t], :]`; the executable's
+    segment ids default to 0.
+
+    ```mlir
+    %y = tm.add_segments %x, %segments, %table
+        : (tensor<?x64xf32>, tensor<?xi32>, tensor<2x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input, TM_Tokens:$segments, TM_Weight:$table);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = [{
+    $input `,` $segments `,` $table attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -53,14 +74,14 @@ def TM_AddPositionsOp : TM_Op<"add_positions", [Pure, AllTypesMatch<["input", "r
     `kind = "learned"`: row p of the positions table (third operand).
 
     ```mlir
-    %y = tm.add_positions %x {kind = "sinusoidal"} : (tensor<?x64xf32>) -> tensor<?x64xf32>
+    %y = tm.add_positions %x at %offset {kind = "sinusoidal"} : (tensor<?x64xf32>, i32) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins TM_Activations:$input, Optional<TM_Weight>:$table,
+  let arguments = (ins TM_Activations:$input, I32:$offset, Optional<TM_Weight>:$table,
                        StrAttr:$kind);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $input (`,` $table^)? attr-dict `:` functional-type(operands, results)
+    $input `at` $offset (`,` $table^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -92,15 +113,20 @@ def TM_AttentionOp : TM_Op<"attention", [Pure]> {
     Inputs are the projected queries [tokens, heads * head_dim] and keys and
     values [tokens, kv_heads * head_dim]; query head h reads kv head
     h / (heads / kv_heads). The result concatenates the heads in order.
+    There may be fewer queries than keys (decoding against a cache): query i
+    then sits at position Tk - Tq + i. `mask` says which keys a query sees;
+    `alibi` adds -slope_h * |i - j| (decoder: i - j) to the scores, with
+    slope_h = 2^(-8(h+1)/heads).
 
     ```mlir
-    %a = tm.attention %q, %k, %v {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f64}
+    %a = tm.attention %q, %k, %v {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, mask = #tm.mask<causal = true>, scale = 0.25 : f64}
         : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins TM_Activations:$query, TM_Activations:$key,
                        TM_Activations:$value, I64Attr:$heads, I64Attr:$kv_heads,
-                       I64Attr:$head_dim, F64Attr:$scale);
+                       I64Attr:$head_dim, F64Attr:$scale, TM_MaskAttr:$mask,
+                       UnitAttr:$alibi);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
@@ -135,43 +161,113 @@ def TM_ActivationOp : TM_Op<"activation", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def TM_LayerNormOp : TM_Op<"layer_norm", [Pure]> {
-  let summary = "Layer normalization over the last dimension";
+def TM_NormOp : TM_Op<"norm", [Pure]> {
+  let summary = "Layer or RMS normalization over the last dimension";
   let description = [{
-    `(x - mean) / sqrt(var + eps) * weight + bias`, biased variance (PyTorch).
+    `kind = "layernorm"`: `(x - mean) / sqrt(var + eps) * weight + bias`,
+    biased variance (PyTorch). `kind = "rmsnorm"`: `x / sqrt(mean(x^2) + eps)
+    * weight`, no bias.
 
     ```mlir
-    %y = tm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64}
+    %y = tm.norm %x, %w, %b {eps = 1.0e-05 : f64, kind = "layernorm"}
         : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins TM_Activations:$input, 1DTensorOf<[F32]>:$weight,
-                       1DTensorOf<[F32]>:$bias, F64Attr:$eps);
+                       Optional<1DTensorOf<[F32]>>:$bias, StrAttr:$kind, F64Attr:$eps);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def TM_AddLayerNormOp : TM_Op<"add_layer_norm", [Pure]> {
-  let summary = "Fused residual add and layer normalization: layer_norm(x + residual)";
+def TM_AddNormOp : TM_Op<"add_norm", [Pure]> {
+  let summary = "Fused residual add and normalization: norm(x + residual)";
   let description = [{
     Formed by `--tm-fuse-residual-norm` so that the sum never round-trips
     through memory.
 
     ```mlir
-    %y = tm.add_layer_norm %x, %r, %w, %b {eps = 1.0e-05 : f64}
+    %y = tm.add_norm %x, %r, %w, %b {eps = 1.0e-05 : f64, kind = "layernorm"}
         : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins TM_Activations:$input, TM_Activations:$residual,
-                       1DTensorOf<[F32]>:$weight, 1DTensorOf<[F32]>:$bias,
-                       F64Attr:$eps);
+                       1DTensorOf<[F32]>:$weight, Optional<1DTensorOf<[F32]>>:$bias,
+                       StrAttr:$kind, F64Attr:$eps);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $input `,` $residual `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)
+    $input `,` $residual `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+def TM_RopeOp : TM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Rotary position embedding (rotate-half convention)";
+  let description = [{
+    In each head, dimension i pairs with i + head_dim/2 and both rotate by
+    angle = (offset + t) * theta^(-2i/head_dim) (Hugging Face's Llama).
+
+    ```mlir
+    %qr = tm.rope %q at %offset {head_dim = 16 : i64, heads = 4 : i64, theta = 1.0e+04 : f64}
+        : (tensor<?x64xf32>, i32) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input, I32:$offset, I64Attr:$heads,
+                       I64Attr:$head_dim, F64Attr:$theta);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = [{
+    $input `at` $offset attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TM_GatedActivationOp : TM_Op<"gated_activation", [Pure, SameOperandsAndResultType]> {
+  let summary = "act(gate) * up, the middle of a gated feed-forward";
+  let description = [{
+    swiglu is `kind = "silu"`, geglu `kind = "gelu"`.
+
+    ```mlir
+    %h = tm.gated_activation %gate, %up {kind = "silu"} : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$gate, TM_Activations:$up, StrAttr:$kind);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def TM_CacheAppendOp : TM_Op<"cache_append",
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Appends rows to a layer's key or value cache and returns all cached rows";
+  let description = [{
+    Writes the call's rows after the `offset` rows already cached in the
+    cache slot `name` (sized max_seq rows) and yields rows [0, offset + T): the
+    keys or values attention reads when decoding token by token.
+
+    ```mlir
+    %keys = tm.cache_append %k at %offset {name = "decoder.layers.0.self_attn.k"}
+        : (tensor<?x64xf32>, i32) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = [{
+    $input `at` $offset attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TM_PoolOp : TM_Op<"pool", [Pure]> {
+  let summary = "Pools a sequence into one row (first token, or mean)";
+  let description = [{
+    ```mlir
+    %p = tm.pool %x {kind = "first"} : (tensor<?x64xf32>) -> tensor<1x64xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input, StrAttr:$kind);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

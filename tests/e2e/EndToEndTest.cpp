@@ -194,11 +194,13 @@ TEST_P(EndToEnd, MatchesOracle) {
     std::vector<float> actual;
     ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &actual, &error)) << error;
     int64_t count = static_cast<int64_t>(tokens.size());
-    std::vector<int64_t> expectedShape = {1, count, spec.outputWidth()};
+    std::vector<int64_t> expectedShape = {1, tmc::ref::outputRows(spec, count),
+                                          spec.outputWidth()};
     ASSERT_EQ(shape, expectedShape);
 
-    auto expected =
-        tmc::ref::evaluate(spec, weights->lookup(), tokens, &error);
+    tmc::ref::Inputs inputs;
+    inputs.tokens = tokens;
+    auto expected = tmc::ref::evaluate(spec, weights->lookup(), inputs, &error);
     ASSERT_TRUE(expected) << error;
     ASSERT_EQ(actual.size(), expected->size());
 

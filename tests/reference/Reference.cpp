@@ -3,15 +3,15 @@
 // Written to be read against docs/spec-language.md line by line, not to be
 // fast: every intermediate is a [rows, cols] matrix of doubles and every loop
 // is the textbook one. When a compiled model and this file disagree, this file
-// should be the easy one to trust.
+// should be the easy one to trust. Spec and input checks live in
+// ReferenceChecks.cpp, attention in ReferenceAttention.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tests/reference/Reference.h"
 
-#include "frontend/Manifest.h"
+#include "tests/reference/ReferenceInternal.h"
 
-#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -34,102 +34,85 @@ double sinusoidal(int64_t position, int64_t dim, int64_t dModel) {
   return dim % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 
+int64_t outputRows(const ModelSpec &spec, int64_t tokens) {
+  return spec.output == OutputKind::Classifier ? 1 : tokens;
+}
+
 namespace {
 
-/// A row-major [rows, cols] matrix of doubles.
-struct Matrix {
-  int64_t rows = 0, cols = 0;
-  std::vector<double> data;
+using detail::Matrix;
 
-  Matrix() = default;
-  Matrix(int64_t rows, int64_t cols)
-      : rows(rows), cols(cols), data(static_cast<size_t>(rows * cols), 0.0) {}
-  double &at(int64_t r, int64_t c) { return data[r * cols + c]; }
-  double at(int64_t r, int64_t c) const { return data[r * cols + c]; }
+/// One sequence as a stack reads it.
+struct Sequence {
+  const std::vector<int32_t> *tokens = nullptr;
+  const std::vector<int32_t> *segments = nullptr; ///< empty: all segment 0
+  int64_t length = 0;                             ///< valid length
 };
-
-Matrix add(const Matrix &a, const Matrix &b) {
-  Matrix out = a;
-  for (size_t i = 0; i < out.data.size(); ++i)
-    out.data[i] += b.data[i];
-  return out;
-}
-
-/// Why the evaluator refuses a spec, or "" if it models every feature used.
-std::string unsupportedFeature(const ModelSpec &spec) {
-  if (spec.dtype != DType::F32)
-    return "dtype f16/bf16 is not modelled (only f32)";
-  if (spec.decoder.present)
-    return "decoder stacks are not modelled (encoder-only)";
-  if (!spec.encoder.present)
-    return "the model has no encoder stack";
-  if (spec.position == PositionKind::Rope)
-    return "position = rope is not modelled";
-  if (spec.position == PositionKind::Alibi)
-    return "position = alibi is not modelled";
-  if (spec.output == OutputKind::LMHead)
-    return "output = lm_head is not modelled (only hidden)";
-  if (spec.output == OutputKind::Classifier)
-    return "output = classifier is not modelled (only hidden)";
-  const StackSpec &enc = spec.encoder;
-  if (enc.layers < 0 || enc.heads <= 0 || enc.kvHeads <= 0 ||
-      enc.headDim <= 0 || enc.dFF <= 0 || enc.heads % enc.kvHeads != 0)
-    return "encoder shape is invalid (heads " + std::to_string(enc.heads) +
-           ", kv_heads " + std::to_string(enc.kvHeads) + ", head_dim " +
-           std::to_string(enc.headDim) + ", d_ff " + std::to_string(enc.dFF) +
-           ")";
-  if (spec.dModel <= 0 || spec.vocab <= 0 || spec.maxSeq <= 0)
-    return "model shape is invalid (vocab, d_model and max_seq must be > 0)";
-  return "";
-}
 
 class Evaluator {
 public:
-  Evaluator(const ModelSpec &spec, const WeightLookup &weights)
+  Evaluator(const ModelSpec &spec, detail::WeightTable &weights)
       : spec(spec), weights(weights) {}
 
-  Matrix run(const std::vector<int32_t> &tokens) {
-    Matrix x = embed(tokens);
-    const StackSpec &enc = spec.encoder;
-    for (int64_t i = 0; i < enc.layers; ++i)
-      x = layer(x, enc, "encoder.layers." + std::to_string(i));
-    if (enc.finalNorm)
-      x = norm(x, *enc.finalNorm, "encoder.final_norm");
-    return x;
+  Matrix run(const Inputs &inputs) {
+    static const std::vector<int32_t> noSegments;
+    int64_t count = static_cast<int64_t>(inputs.tokens.size());
+    Sequence target{&inputs.tokens, &inputs.segments, inputs.length.value_or(count)};
+    // Unshared embeddings give the decoder, and so a tied head, its own table.
+    std::string table = "embed.tokens";
+    Matrix h;
+    if (spec.isEncoderDecoder()) {
+      int64_t sourceCount = static_cast<int64_t>(inputs.sourceTokens.size());
+      Sequence source{&inputs.sourceTokens, &inputs.segments,
+                      inputs.sourceLength.value_or(sourceCount)};
+      target.segments = &noSegments;
+      Matrix memory = runStack(embed(source, table), spec.encoder, "encoder",
+                               /*decoder=*/false, source.length, nullptr, 0);
+      if (!spec.shareEmbeddings)
+        table = "decoder.embed.tokens";
+      h = runStack(embed(target, table), spec.decoder, "decoder", /*decoder=*/true,
+                   target.length, &memory, source.length);
+    } else if (spec.encoder.present) {
+      h = runStack(embed(target, table), spec.encoder, "encoder", false, target.length,
+                   nullptr, 0);
+    } else {
+      h = runStack(embed(target, table), spec.decoder, "decoder", true, target.length,
+                   nullptr, 0);
+    }
+    return head(h, target.length, table);
   }
 
 private:
-  /// Every manifest tensor was checked present before run(); tensors the
-  /// manifest does not list (biases under bias = false) are never asked for,
-  /// so stray extras in a weight file cannot leak in.
-  const float *weight(const std::string &name) const { return weights(name); }
-
-  Matrix embed(const std::vector<int32_t> &tokens) {
+  Matrix embed(const Sequence &sequence, const std::string &table) {
+    const std::vector<int32_t> &tokens = *sequence.tokens;
     int64_t t = static_cast<int64_t>(tokens.size()), d = spec.dModel;
-    const float *table = weight("embed.tokens");
+    const float *rows = weights.get(table, spec.vocab * d);
     double scale = spec.embedScale ? std::sqrt(static_cast<double>(d)) : 1.0;
     Matrix x(t, d);
     for (int64_t p = 0; p < t; ++p)
       for (int64_t j = 0; j < d; ++j)
-        x.at(p, j) = static_cast<double>(table[tokens[p] * d + j]) * scale;
+        x.at(p, j) = static_cast<double>(rows[tokens[p] * d + j]) * scale;
 
+    // Positions count from 0 in every sequence (source and target alike).
     if (spec.position == PositionKind::Sinusoidal) {
       for (int64_t p = 0; p < t; ++p)
         for (int64_t j = 0; j < d; ++j)
           x.at(p, j) += sinusoidal(p, j, d);
     } else if (spec.position == PositionKind::Learned) {
-      const float *positions = weight("embed.positions");
+      const float *positions = weights.get("embed.positions", spec.maxSeq * d);
       for (int64_t p = 0; p < t; ++p)
         for (int64_t j = 0; j < d; ++j)
           x.at(p, j) += static_cast<double>(positions[p * d + j]);
     }
 
-    // No segment ids are given, so every token is in segment 0.
     if (spec.segments > 0) {
-      const float *segments = weight("embed.segments");
-      for (int64_t p = 0; p < t; ++p)
+      const float *segments = weights.get("embed.segments", spec.segments * d);
+      const std::vector<int32_t> &ids = *sequence.segments;
+      for (int64_t p = 0; p < t; ++p) {
+        int64_t id = ids.empty() ? 0 : ids[p];
         for (int64_t j = 0; j < d; ++j)
-          x.at(p, j) += static_cast<double>(segments[j]);
+          x.at(p, j) += static_cast<double>(segments[id * d + j]);
+      }
     }
 
     if (spec.embedNorm)
@@ -137,42 +120,56 @@ private:
     return x;
   }
 
-  Matrix layer(const Matrix &x, const StackSpec &stack,
-               const std::string &prefix) {
+  Matrix runStack(Matrix x, const StackSpec &stack, const std::string &name, bool decoder,
+                  int64_t length, const Matrix *memory, int64_t memoryLength) {
+    for (int64_t i = 0; i < stack.layers; ++i)
+      x = layer(x, stack, i, name + ".layers." + std::to_string(i), decoder, length,
+                memory, memoryLength);
+    if (stack.finalNorm)
+      x = norm(x, *stack.finalNorm, name + ".final_norm");
+    return x;
+  }
+
+  /// norm1 goes with self-attention; with cross-attention norm2 goes with it
+  /// and norm3 with the ffn, else norm2 goes with the ffn.
+  Matrix layer(const Matrix &x, const StackSpec &stack, int64_t index,
+               const std::string &prefix, bool decoder, int64_t length,
+               const Matrix *memory, int64_t memoryLength) {
+    const LayerSpec &layerSpec = stack.layer(index);
+    detail::AttentionSite self{&layerSpec, decoder, /*cross=*/false, length, prefix};
+    detail::AttentionSite cross{&layerSpec, decoder, /*cross=*/true, memoryLength, prefix};
+    bool hasCross = stack.crossAttention;
     const std::string n1 = prefix + ".norm1", n2 = prefix + ".norm2";
-    if (stack.placement == NormPlacement::Post) {
-      Matrix h = norm(add(x, attention(x, stack, prefix + ".self_attn")),
-                      stack.norm, n1);
-      return norm(add(h, ffn(h, stack, prefix + ".ffn")), stack.norm, n2);
+    const std::string nFFN = hasCross ? prefix + ".norm3" : n2;
+    auto selfAttn = [&](const Matrix &in) {
+      return detail::attention(weights, spec, self, prefix + ".self_attn", in, in);
+    };
+    auto crossAttn = [&](const Matrix &in) {
+      return detail::attention(weights, spec, cross, prefix + ".cross_attn", in, *memory);
+    };
+
+    const NormSpec &normSpec = layerSpec.norm;
+    if (layerSpec.placement == NormPlacement::Post) {
+      Matrix h = norm(add(x, selfAttn(x)), normSpec, n1);
+      if (hasCross)
+        h = norm(add(h, crossAttn(h)), normSpec, n2);
+      return norm(add(h, ffn(h, layerSpec, prefix + ".ffn")), normSpec, nFFN);
     }
-    Matrix h =
-        add(x, attention(norm(x, stack.norm, n1), stack, prefix + ".self_attn"));
-    return add(h, ffn(norm(h, stack.norm, n2), stack, prefix + ".ffn"));
+    Matrix h = add(x, selfAttn(norm(x, normSpec, n1)));
+    if (hasCross)
+      h = add(h, crossAttn(norm(h, normSpec, n2)));
+    return add(h, ffn(norm(h, normSpec, nFFN), layerSpec, prefix + ".ffn"));
   }
 
-  /// y = x W^T + b with W in nn.Linear layout [out, in].
-  Matrix linear(const Matrix &x, const std::string &prefix, int64_t out) {
-    const float *w = weight(prefix + ".weight");
-    const float *b = spec.encoder.bias ? weight(prefix + ".bias") : nullptr;
-    Matrix y(x.rows, out);
-    for (int64_t r = 0; r < x.rows; ++r)
-      for (int64_t o = 0; o < out; ++o) {
-        double sum = b ? static_cast<double>(b[o]) : 0.0;
-        for (int64_t i = 0; i < x.cols; ++i)
-          sum += x.at(r, i) * static_cast<double>(w[o * x.cols + i]);
-        y.at(r, o) = sum;
-      }
-    return y;
-  }
-
-  Matrix norm(const Matrix &x, const NormSpec &normSpec,
-             const std::string &prefix) {
-    const float *w = weight(prefix + ".weight");
+  Matrix norm(const Matrix &x, const NormSpec &normSpec, const std::string &prefix) {
+    const float *w = weights.get(prefix + ".weight", x.cols);
+    const float *b = normSpec.kind == NormKind::LayerNorm
+                         ? weights.get(prefix + ".bias", x.cols)
+                         : nullptr;
     Matrix y(x.rows, x.cols);
     double n = static_cast<double>(x.cols);
     for (int64_t r = 0; r < x.rows; ++r) {
       if (normSpec.kind == NormKind::LayerNorm) {
-        const float *b = weight(prefix + ".bias");
         double mean = 0.0;
         for (int64_t c = 0; c < x.cols; ++c)
           mean += x.at(r, c);
@@ -199,44 +196,6 @@ private:
     return y;
   }
 
-  Matrix attention(const Matrix &x, const StackSpec &stack,
-                   const std::string &prefix) {
-    int64_t hd = stack.headDim;
-    Matrix q = linear(x, prefix + ".q", stack.heads * hd);
-    Matrix k = linear(x, prefix + ".k", stack.kvHeads * hd);
-    Matrix v = linear(x, prefix + ".v", stack.kvHeads * hd);
-    int64_t group = stack.heads / stack.kvHeads;
-    double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-
-    Matrix context(x.rows, stack.heads * hd);
-    std::vector<double> scores(static_cast<size_t>(x.rows));
-    for (int64_t h = 0; h < stack.heads; ++h) {
-      int64_t kvh = h / group;
-      for (int64_t i = 0; i < x.rows; ++i) {
-        // No mask: every query sees every key.
-        for (int64_t j = 0; j < x.rows; ++j) {
-          double dot = 0.0;
-          for (int64_t e = 0; e < hd; ++e)
-            dot += q.at(i, h * hd + e) * k.at(j, kvh * hd + e);
-          scores[j] = dot * scale;
-        }
-        double maxScore = *std::max_element(scores.begin(), scores.end());
-        double total = 0.0;
-        for (double &s : scores) {
-          s = std::exp(s - maxScore);
-          total += s;
-        }
-        for (int64_t e = 0; e < hd; ++e) {
-          double sum = 0.0;
-          for (int64_t j = 0; j < x.rows; ++j)
-            sum += scores[j] / total * v.at(j, kvh * hd + e);
-          context.at(i, h * hd + e) = sum;
-        }
-      }
-    }
-    return linear(context, prefix + ".o", spec.dModel);
-  }
-
   static double activate(Activation act, double x) {
     switch (act) {
     case Activation::Relu:
@@ -253,55 +212,71 @@ private:
     return x;
   }
 
-  Matrix ffn(const Matrix &x, const StackSpec &stack,
-             const std::string &prefix) {
-    bool gated =
-        stack.ffn == Activation::SwiGLU || stack.ffn == Activation::GeGLU;
-    Matrix up = linear(x, prefix + ".up", stack.dFF);
+  /// act(up(x)), or for gated kinds act(gate(x)) * up(x); then down.
+  Matrix ffn(const Matrix &x, const LayerSpec &layer, const std::string &prefix) {
+    bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
+    Matrix up = detail::linear(weights, x, prefix + ".up", layer.dFF, layer.bias);
     if (gated) {
-      Matrix gate = linear(x, prefix + ".gate", stack.dFF);
+      Matrix gate = detail::linear(weights, x, prefix + ".gate", layer.dFF, layer.bias);
       for (size_t i = 0; i < up.data.size(); ++i)
-        up.data[i] *= activate(stack.ffn, gate.data[i]);
+        up.data[i] *= activate(layer.ffn, gate.data[i]);
     } else {
       for (double &value : up.data)
-        value = activate(stack.ffn, value);
+        value = activate(layer.ffn, value);
     }
-    return linear(up, prefix + ".down", spec.dModel);
+    return detail::linear(weights, up, prefix + ".down", spec.dModel, layer.bias);
+  }
+
+  /// The output head over the final hidden states `h` [T, d_model].
+  Matrix head(const Matrix &h, int64_t length, const std::string &table) {
+    switch (spec.output) {
+    case OutputKind::Hidden:
+      return h;
+    case OutputKind::LMHead: {
+      // Tied: logits = h . E^T, the token table read as nn.Linear's [out, in].
+      int64_t count = spec.vocab * spec.dModel;
+      const float *w = weights.get(spec.tiedHead ? table : "output.weight", count);
+      const float *b = spec.headBias ? weights.get("output.bias", spec.vocab) : nullptr;
+      return detail::linear(h, w, b, spec.vocab);
+    }
+    case OutputKind::Classifier: {
+      Matrix pooled(1, h.cols);
+      int64_t rows = spec.pool == Pooling::First ? 1 : length;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < h.cols; ++c)
+          pooled.at(0, c) += h.at(r, c) / static_cast<double>(rows);
+      return detail::linear(weights, pooled, "classifier", spec.classes, true);
+    }
+    }
+    return h;
   }
 
   const ModelSpec &spec;
-  const WeightLookup &weights;
+  detail::WeightTable &weights;
 };
 
 } // namespace
 
 std::optional<std::vector<double>> evaluate(const ModelSpec &spec,
                                             const WeightLookup &weights,
-                                            const std::vector<int32_t> &tokens,
-                                            std::string *error) {
+                                            const Inputs &inputs, std::string *error) {
   auto fail = [&](std::string message) {
     if (error)
-      *error = std::move(message);
+      *error = "reference: " + std::move(message);
     return std::nullopt;
   };
-  if (std::string why = unsupportedFeature(spec); !why.empty())
-    return fail("reference: " + why);
-  if (tokens.empty())
-    return fail("reference: no tokens given");
-  if (static_cast<int64_t>(tokens.size()) > spec.maxSeq)
-    return fail("reference: " + std::to_string(tokens.size()) +
-                " tokens exceed max_seq " + std::to_string(spec.maxSeq));
-  for (size_t p = 0; p < tokens.size(); ++p)
-    if (tokens[p] < 0 || tokens[p] >= spec.vocab)
-      return fail("reference: token " + std::to_string(tokens[p]) +
-                  " at position " + std::to_string(p) + " is outside [0, " +
-                  std::to_string(spec.vocab) + ")");
+  if (std::string why = detail::checkSpec(spec); !why.empty())
+    return fail(why);
+  if (std::string why = detail::checkInputs(spec, inputs); !why.empty())
+    return fail(why);
   // Checked up front so the evaluator itself never meets a missing tensor.
-  for (const TensorSpec &tensor : buildManifest(spec))
-    if (!weights(tensor.name))
-      return fail("reference: missing weight '" + tensor.name + "'");
-
-  return Evaluator(spec, weights).run(tokens).data;
+  detail::WeightTable table;
+  if (!table.load(spec, weights, error))
+    return std::nullopt;
+  std::vector<double> out = Evaluator(spec, table).run(inputs).data;
+  if (!table.failure().empty())
+    return fail("internal error: " + table.failure());
+  return out;
 }
 
 } // namespace tmc::ref

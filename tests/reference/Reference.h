@@ -3,11 +3,15 @@
 // The oracle every kernel and every compiled executable is checked against: a
 // direct, unoptimized transcription of docs/spec-language.md in double
 // precision. It reads a ModelSpec (never the syntax tree) and weights by their
-// canonical names, so it shares no code with the compiler beyond the spec.
+// canonical names, and it keeps its own list of the tensors it reads
+// (requiredTensors) rather than the compiler's manifest, so the two can be
+// checked against each other; the only code it shares with the compiler is
+// the spec and the mask rules of frontend/Masks.h.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/Manifest.h"
 #include "frontend/ModelSpec.h"
 
 #include <cstdint>
@@ -19,18 +23,45 @@
 namespace tmc::ref {
 
 /// Returns the f32 data of a weight by canonical name, laid out row-major in
-/// the manifest's shape; nullptr if absent.
+/// the shape requiredTensors() gives; nullptr if absent.
 using WeightLookup = std::function<const float *(const std::string &name)>;
 
+/// One run's input, for a single sequence (batch 1).
+struct Inputs {
+  /// The decoder's prompt, or the encoder's tokens in an encoder-only model.
+  std::vector<int32_t> tokens;
+  /// Encoder-decoder only: the encoder's input.
+  std::vector<int32_t> sourceTokens;
+  /// Segment ids of the sequence the model's first stack reads: `tokens` in a
+  /// single-stack model, `sourceTokens` in an encoder-decoder one (whose
+  /// decoder tokens are all segment 0). Empty: every id is 0.
+  std::vector<int32_t> segments;
+  /// Valid length of `tokens` (default: all). Keys at or past it are hidden by
+  /// a `padding` mask term, and mean pooling averages positions before it.
+  std::optional<int64_t> length;
+  /// Valid length of `sourceTokens` (default: all): hides source keys at or
+  /// past it from a `padding` term in the encoder and from cross-attention.
+  std::optional<int64_t> sourceLength;
+};
+
 /// Evaluates the spec's semantics directly, in double precision (every sum
-/// accumulated in double). Returns [tokens.size() * outputWidth] row-major, or
-/// std::nullopt with *error set for features it does not model (decoders,
-/// rope, alibi, lm_head, classifier, f16/bf16) or for bad input (missing
-/// weight, token out of range, too many tokens).
+/// accumulated in double). Returns [rows * outputWidth] row-major, where rows
+/// is tokens.size(), or 1 for a classifier (its single row of class logits).
+/// std::nullopt with *error set for what it does not model (f16/bf16
+/// weights), specs it cannot make sense of (per-layer specs missing, linformer
+/// over a mask that needs positions), or bad input (a missing weight, a token
+/// out of range, too many tokens, lengths out of range).
 std::optional<std::vector<double>> evaluate(const ModelSpec &spec,
                                             const WeightLookup &weights,
-                                            const std::vector<int32_t> &tokens,
+                                            const Inputs &inputs,
                                             std::string *error);
+
+/// The tensors evaluate() reads, with the shapes it indexes them by, as the
+/// reference reads the contract's canonical names (compare buildManifest).
+std::vector<TensorSpec> requiredTensors(const ModelSpec &spec);
+
+/// Rows evaluate() returns for `tokens` tokens: 1 for a classifier.
+int64_t outputRows(const ModelSpec &spec, int64_t tokens);
 
 /// gelu, erf form: x/2 * (1 + erf(x / sqrt(2))).
 double gelu(double x);
@@ -40,5 +71,7 @@ double geluTanh(double x);
 double silu(double x);
 /// The sinusoidal position encoding PE(p, j) of a d_model-wide model.
 double sinusoidal(int64_t position, int64_t dim, int64_t dModel);
+/// ALiBi's slope of head `head` (from 0) of `heads`: 2^(-8 (head + 1) / heads).
+double alibiSlope(int64_t head, int64_t heads);
 
 } // namespace tmc::ref

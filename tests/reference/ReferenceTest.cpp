@@ -9,99 +9,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tests/reference/Reference.h"
-
-#include "frontend/Manifest.h"
+#include "tests/reference/ReferenceTestUtil.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 
 using namespace tmc;
+using namespace tmc::reftest;
 
 namespace {
-
-/// Every manifest tensor, zero-filled until a test sets it.
-class WeightStore {
-public:
-  explicit WeightStore(const ModelSpec &spec) {
-    for (const TensorSpec &tensor : buildManifest(spec)) {
-      int64_t count = 1;
-      for (int64_t dim : tensor.shape)
-        count *= dim;
-      tensors[tensor.name].assign(static_cast<size_t>(count), 0.0f);
-    }
-  }
-
-  /// Replaces a tensor's values; the tensor must exist with that size.
-  void set(const std::string &name, std::vector<float> values) {
-    auto it = tensors.find(name);
-    ASSERT_NE(it, tensors.end()) << "no tensor " << name << " in manifest";
-    ASSERT_EQ(it->second.size(), values.size()) << "size of " << name;
-    it->second = std::move(values);
-  }
-
-  /// Adds a tensor the manifest does not list (to prove it is never read).
-  void setExtra(const std::string &name, std::vector<float> values) {
-    tensors[name] = std::move(values);
-  }
-
-  void erase(const std::string &name) { tensors.erase(name); }
-
-  ref::WeightLookup lookup() const {
-    return [this](const std::string &name) -> const float * {
-      auto it = tensors.find(name);
-      return it == tensors.end() ? nullptr : it->second.data();
-    };
-  }
-
-private:
-  std::map<std::string, std::vector<float>> tensors;
-};
-
-/// A one-layer encoder with `position = none` and no norms around the stack.
-ModelSpec tinySpec(int64_t dModel, int64_t heads, int64_t headDim) {
-  ModelSpec spec;
-  spec.name = "tiny";
-  spec.vocab = 4;
-  spec.dModel = dModel;
-  spec.maxSeq = 8;
-  spec.position = PositionKind::None;
-  spec.encoder.present = true;
-  spec.encoder.layers = 1;
-  spec.encoder.heads = heads;
-  spec.encoder.kvHeads = heads;
-  spec.encoder.headDim = headDim;
-  spec.encoder.dFF = 2;
-  return spec;
-}
-
-/// Pre placement with every sublayer weight zero: each block adds only its
-/// o / down biases, so the output is the embedding (plus those biases).
-ModelSpec passThroughSpec(int64_t dModel) {
-  ModelSpec spec = tinySpec(dModel, 1, dModel);
-  spec.encoder.placement = NormPlacement::Pre;
-  return spec;
-}
-
-std::vector<double> run(const ModelSpec &spec, const WeightStore &weights,
-                        const std::vector<int32_t> &tokens) {
-  std::string error;
-  auto out = ref::evaluate(spec, weights.lookup(), tokens, &error);
-  EXPECT_TRUE(out.has_value()) << error;
-  if (!out)
-    return {};
-  EXPECT_EQ(out->size(), tokens.size() * spec.outputWidth());
-  return *out;
-}
-
-void expectNear(const std::vector<double> &actual,
-                const std::vector<double> &expected, double tolerance) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
-}
 
 TEST(ReferenceMath, ActivationsMatchPublishedValues) {
   EXPECT_NEAR(ref::gelu(1.0), 0.841344746, 1e-9);
@@ -339,52 +256,48 @@ TEST(ReferenceStack, BiasFalseIgnoresStrayBiases) {
   expectNear(out, {1, 2}, 1e-12);
 }
 
-std::string evaluateError(const ModelSpec &spec, const WeightStore &weights,
-                          const std::vector<int32_t> &tokens) {
-  std::string error;
-  auto out = ref::evaluate(spec, weights.lookup(), tokens, &error);
-  EXPECT_FALSE(out.has_value());
-  return error;
+TEST(ReferenceErrors, HalfPrecisionWeightsAreRefused) {
+  ModelSpec half = passThroughSpec(2);
+  half.dtype = DType::F16;
+  WeightStore weights(half);
+  EXPECT_NE(evaluateError(half, weights, tokensOnly({0})).find("dtype"), std::string::npos);
 }
 
-TEST(ReferenceErrors, UnsupportedFeaturesAreRefused) {
-  ModelSpec base = passThroughSpec(2);
-  WeightStore weights(base);
-  ModelSpec rope = base;
-  rope.position = PositionKind::Rope;
-  EXPECT_NE(evaluateError(rope, weights, {0}).find("rope"), std::string::npos);
-  ModelSpec alibi = base;
-  alibi.position = PositionKind::Alibi;
-  EXPECT_NE(evaluateError(alibi, weights, {0}).find("alibi"), std::string::npos);
-  ModelSpec decoder = base;
-  decoder.decoder = decoder.encoder;
-  EXPECT_NE(evaluateError(decoder, weights, {0}).find("decoder"),
-            std::string::npos);
-  ModelSpec lmHead = base;
-  lmHead.output = OutputKind::LMHead;
-  EXPECT_NE(evaluateError(lmHead, weights, {0}).find("lm_head"),
-            std::string::npos);
-  ModelSpec classifier = base;
-  classifier.output = OutputKind::Classifier;
-  EXPECT_NE(evaluateError(classifier, weights, {0}).find("classifier"),
-            std::string::npos);
-  ModelSpec half = base;
-  half.dtype = DType::F16;
-  EXPECT_NE(evaluateError(half, weights, {0}).find("dtype"), std::string::npos);
+TEST(ReferenceErrors, MissingPerLayerSpecsAreRefused) {
+  // Sema fills layerSpecs; a spec without them would otherwise make the
+  // evaluator fall back on (or index past) the stack's base.
+  ModelSpec spec = resolveLayers(passThroughSpec(2));
+  WeightStore weights(spec);
+  spec.encoder.layerSpecs.clear();
+  std::string error;
+  EXPECT_FALSE(ref::evaluate(spec, weights.lookup(), tokensOnly({0}), &error));
+  EXPECT_NE(error.find("per-layer"), std::string::npos) << error;
 }
 
 TEST(ReferenceErrors, BadInputsAreRefused) {
   ModelSpec spec = passThroughSpec(2);
   WeightStore weights(spec);
-  EXPECT_NE(evaluateError(spec, weights, {4}).find("token 4"), std::string::npos);
-  EXPECT_NE(evaluateError(spec, weights, {-1}).find("token -1"),
+  auto message = [&](const ref::Inputs &inputs) {
+    return evaluateError(spec, weights, inputs);
+  };
+  EXPECT_NE(message(tokensOnly({4})).find("token 4"), std::string::npos);
+  EXPECT_NE(message(tokensOnly({-1})).find("token -1"), std::string::npos);
+  EXPECT_NE(message(tokensOnly({})).find("no tokens"), std::string::npos);
+  EXPECT_NE(message(tokensOnly(std::vector<int32_t>(9, 0))).find("max_seq"),
             std::string::npos);
-  EXPECT_NE(evaluateError(spec, weights, {}).find("no tokens"), std::string::npos);
-  EXPECT_NE(evaluateError(spec, weights, std::vector<int32_t>(9, 0))
-                .find("max_seq"),
-            std::string::npos);
+  ref::Inputs padded = tokensOnly({0, 1});
+  padded.length = 3;
+  EXPECT_NE(message(padded).find("length 3"), std::string::npos);
+  padded.length = 0;
+  EXPECT_NE(message(padded).find("length 0"), std::string::npos);
+  ref::Inputs source = tokensOnly({0});
+  source.sourceTokens = {1};
+  EXPECT_NE(message(source).find("encoder-decoder"), std::string::npos);
+  ref::Inputs segments = tokensOnly({0});
+  segments.segments = {0};
+  EXPECT_NE(message(segments).find("no segments"), std::string::npos);
   weights.erase("encoder.layers.0.ffn.up.bias");
-  EXPECT_NE(evaluateError(spec, weights, {0}).find("encoder.layers.0.ffn.up.bias"),
+  EXPECT_NE(message(tokensOnly({0})).find("encoder.layers.0.ffn.up.bias"),
             std::string::npos);
 }
 

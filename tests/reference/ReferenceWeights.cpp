@@ -2,7 +2,6 @@
 
 #include "tests/reference/ReferenceWeights.h"
 
-#include "frontend/Manifest.h"
 
 namespace tmc::ref {
 
@@ -13,7 +12,7 @@ ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
   weights->file = tmr::SafetensorsFile::open(path, error);
   if (!weights->file)
     return nullptr;
-  for (const TensorSpec &expected : buildManifest(spec)) {
+  for (const TensorSpec &expected : requiredTensors(spec)) {
     const tmr::TensorView *tensor = weights->file->find(expected.name);
     std::string problem;
     if (!tensor)

@@ -1,8 +1,8 @@
 //===- ReferenceWeights.h - A weight file as the reference reads it -*- C++ -*-===//
 //
 // Opens a safetensors file for the reference evaluator, after checking every
-// tensor of the spec's manifest against it (present, F32, same shape), so the
-// evaluator's raw pointers are known to cover the sizes it indexes.
+// tensor the reference reads (requiredTensors) against it (present, F32, same
+// shape), so the evaluator's raw pointers are known to cover what it indexes.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,11 +21,11 @@ namespace tmc::ref {
 class ReferenceWeights {
 public:
   /// nullptr + *error naming the file and tensor when the file cannot be read
-  /// or disagrees with the manifest of `spec`.
+  /// or disagrees with requiredTensors(spec).
   static std::unique_ptr<ReferenceWeights>
   open(const ModelSpec &spec, const std::string &path, std::string *error);
 
-  /// Resolves manifest names only; anything else in the file reads as absent.
+  /// Resolves the names requiredTensors(spec) lists only; anything else in the file reads as absent.
   WeightLookup lookup() const;
 
 private:

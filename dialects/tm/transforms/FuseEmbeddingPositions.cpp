@@ -21,11 +21,12 @@ struct FoldPositionsIntoEmbed : OpRewritePattern<AddPositionsOp> {
   LogicalResult matchAndRewrite(AddPositionsOp positions,
                                 PatternRewriter &rewriter) const override {
     auto embed = positions.getInput().getDefiningOp<EmbedOp>();
-    if (!embed || embed.getPosition() != "none" || !embed->hasOneUse())
+    if (!embed || embed.getPosition() != "none" || !embed->hasOneUse() ||
+        embed.getOffset() != positions.getOffset())
       return rewriter.notifyMatchFailure(positions, "input is not a plain embed");
     auto fused = rewriter.create<EmbedOp>(
         rewriter.getFusedLoc({embed.getLoc(), positions.getLoc()}),
-        positions.getType(), embed.getTokens(), embed.getTable(),
+        positions.getType(), embed.getTokens(), embed.getOffset(), embed.getTable(),
         positions.getTable(), embed.getScaleAttr(), positions.getKindAttr());
     rewriter.replaceOp(positions, fused.getResult());
     rewriter.eraseOp(embed);

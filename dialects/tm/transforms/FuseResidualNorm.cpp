@@ -14,21 +14,20 @@ using namespace tmc::tm;
 
 namespace {
 
-/// layer_norm(add(x, r)) -> add_layer_norm(x, r) when the sum is used only by
-/// the norm (a pre-norm stack keeps the sum as its residual stream, so there
-/// the add stays).
-struct FuseAddIntoLayerNorm : OpRewritePattern<LayerNormOp> {
+/// norm(add(x, r)) -> add_norm(x, r) when the sum is used only by the norm (a
+/// pre-norm stack keeps the sum as its residual stream, so there the add stays).
+struct FuseAddIntoNorm : OpRewritePattern<NormOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(LayerNormOp norm,
+  LogicalResult matchAndRewrite(NormOp norm,
                                 PatternRewriter &rewriter) const override {
     auto add = norm.getInput().getDefiningOp<AddOp>();
     if (!add || !add->hasOneUse())
       return rewriter.notifyMatchFailure(norm, "input is not a single-use add");
-    auto fused = rewriter.create<AddLayerNormOp>(
+    auto fused = rewriter.create<AddNormOp>(
         rewriter.getFusedLoc({add.getLoc(), norm.getLoc()}), norm.getType(),
         add.getLhs(), add.getRhs(), norm.getWeight(), norm.getBias(),
-        norm.getEpsAttr());
+        norm.getKindAttr(), norm.getEpsAttr());
     rewriter.replaceOp(norm, fused.getResult());
     rewriter.eraseOp(add);
     return success();
@@ -38,7 +37,7 @@ struct FuseAddIntoLayerNorm : OpRewritePattern<LayerNormOp> {
 struct FuseResidualNormPass : tmc::tm::impl::TMFuseResidualNormBase<FuseResidualNormPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAddIntoLayerNorm>(&getContext());
+    patterns.add<FuseAddIntoNorm>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

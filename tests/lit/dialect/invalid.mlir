@@ -20,7 +20,7 @@ func.func @linear_activation(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 func.func @gqa(%q: tensor<?x12xf32>, %k: tensor<?x8xf32>) -> tensor<?x12xf32> {
   // expected-error @+1 {{kv_heads (2) must divide heads (3)}}
-  %a = tm.attention %q, %k, %k {heads = 3 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64} : (tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x12xf32>
+  %a = tm.attention %q, %k, %k {heads = 3 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<>} : (tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x12xf32>
   return %a : tensor<?x12xf32>
 }
 
@@ -28,7 +28,7 @@ func.func @gqa(%q: tensor<?x12xf32>, %k: tensor<?x8xf32>) -> tensor<?x12xf32> {
 
 func.func @attention_width(%q: tensor<?x12xf32>) -> tensor<?x12xf32> {
   // expected-error @+1 {{'tm.attention' op query has size 12 in dimension 1, expected 16}}
-  %a = tm.attention %q, %q, %q {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 4 : i64, scale = 0.5 : f64} : (tensor<?x12xf32>, tensor<?x12xf32>, tensor<?x12xf32>) -> tensor<?x12xf32>
+  %a = tm.attention %q, %q, %q {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<>} : (tensor<?x12xf32>, tensor<?x12xf32>, tensor<?x12xf32>) -> tensor<?x12xf32>
   return %a : tensor<?x12xf32>
 }
 
@@ -37,16 +37,16 @@ func.func @attention_width(%q: tensor<?x12xf32>) -> tensor<?x12xf32> {
 func.func @norm_eps(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %w = tm.weight "w" : tensor<8xf32>
   // expected-error @+1 {{needs eps > 0}}
-  %y = tm.layer_norm %x, %w, %w {eps = 0.0 : f64} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %y = tm.norm %x, %w, %w {eps = 0.0 : f64, kind = "layernorm"} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
 
 // -----
 
-func.func @learned_without_table(%t: tensor<?xi32>) -> tensor<?x8xf32> {
+func.func @learned_without_table(%t: tensor<?xi32>, %o: i32) -> tensor<?x8xf32> {
   %table = tm.weight "embed.tokens" : tensor<10x8xf32>
   // expected-error @+1 {{takes a positions table exactly when position = "learned"}}
-  %x = tm.embed %t, %table {position = "learned", scale = 1.0 : f64} : (tensor<?xi32>, tensor<10x8xf32>) -> tensor<?x8xf32>
+  %x = tm.embed %t at %o, %table {position = "learned", scale = 1.0 : f64} : (tensor<?xi32>, i32, tensor<10x8xf32>) -> tensor<?x8xf32>
   return %x : tensor<?x8xf32>
 }
 
@@ -56,4 +56,54 @@ func.func @dynamic_weight() -> tensor<?x8xf32> {
   // expected-error @+1 {{weight 'w' must have a static shape}}
   %w = tm.weight "w" : tensor<?x8xf32>
   return %w : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rms_with_bias(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{kind = "rmsnorm" takes no bias operand}}
+  %y = tm.norm %x, %w, %w {eps = 1.0e-6 : f64, kind = "rmsnorm"} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @layernorm_without_bias(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{kind = "layernorm" needs a bias operand}}
+  %y = tm.norm %x, %w {eps = 1.0e-6 : f64, kind = "layernorm"} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rope_odd(%x: tensor<?x12xf32>, %o: i32) -> tensor<?x12xf32> {
+  // expected-error @+1 {{needs heads > 0 and an even head_dim > 0}}
+  %y = tm.rope %x at %o {heads = 4 : i64, head_dim = 3 : i64, theta = 1.0e4 : f64} : (tensor<?x12xf32>, i32) -> tensor<?x12xf32>
+  return %y : tensor<?x12xf32>
+}
+
+// -----
+
+func.func @mask_dilation(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{mask dilation must be >= 1, found 0}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<window = 4, dilation = 0>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_global(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{global token 9 is outside [0, 8)}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<globals = [0, 9], max_seq = 8>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @pool_rows(%x: tensor<?x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{result has size 2 in dimension 0, expected 1}}
+  %p = tm.pool %x {kind = "first"} : (tensor<?x8xf32>) -> tensor<2x8xf32>
+  return %p : tensor<2x8xf32>
 }

@@ -165,11 +165,14 @@ TEST(ParserTest, MissingModelKeyword) {
 }
 
 TEST(ParserTest, EmptyFile) {
-  Loaded loaded = load("# nothing here\n");
-  EXPECT_THAT(
-      loaded.diagnostics,
-      HasSubstr("error: expected 'model' at the start of the file, found "
-                "end of file"));
+  for (const char *text : {"", "# nothing here\n", "\n\n  \n"}) {
+    Loaded loaded = load(text);
+    EXPECT_EQ(loaded.result.errorCount, 1u) << text;
+    EXPECT_FALSE(loaded.result.ast);
+    EXPECT_THAT(loaded.diagnostics,
+                HasSubstr("error: the file holds no model: it is empty or only comments"));
+    EXPECT_THAT(loaded.diagnostics, HasSubstr("note: a spec is one block: model NAME {"));
+  }
 }
 
 TEST(ParserTest, OneModelPerFile) {

@@ -214,37 +214,70 @@ TEST(SemaModelTest, CallArguments) {
               HasSubstr("error: expected a number for 'theta', found a name"));
 }
 
-TEST(SemaModelTest, UnsupportedOutputs) {
-  Loaded lm = load(encoderSpec("  output = lm_head(tied = true)\n"));
-  EXPECT_EQ(lm.result.errorCount, 1u);
-  EXPECT_THAT(
-      lm.diagnostics,
-      HasSubstr("5:12: error: output = lm_head is not supported yet by this "
-                "version of tmc"));
-  Loaded classifier =
-      load(encoderSpec("  output = classifier(classes = 2, pool = first)\n"));
-  EXPECT_THAT(
-      classifier.diagnostics,
-      HasSubstr("5:12: error: output = classifier is not supported yet"));
-  // An invalid use is reported as such, not as unsupported.
-  Loaded missing =
-      load(encoderSpec("  output = classifier(classes = 2, pool = last)\n"));
-  EXPECT_THAT(missing.diagnostics,
-              HasSubstr("error: unknown value 'last' for 'pool'; expected one "
+TEST(SemaModelTest, Outputs) {
+  Loaded hidden = load(encoderSpec("  output = hidden\n"));
+  ASSERT_TRUE(hidden.result.ok()) << hidden.diagnostics;
+  EXPECT_EQ(hidden.result.spec->output, OutputKind::Hidden);
+  EXPECT_EQ(hidden.result.spec->outputWidth(), 64);
+
+  Loaded lm = load(encoderSpec("  output = lm_head\n"));
+  ASSERT_TRUE(lm.result.ok()) << lm.diagnostics;
+  EXPECT_EQ(lm.result.spec->output, OutputKind::LMHead);
+  EXPECT_TRUE(lm.result.spec->tiedHead); // the defaults
+  EXPECT_FALSE(lm.result.spec->headBias);
+  EXPECT_EQ(lm.result.spec->outputWidth(), 100);
+  EXPECT_TRUE(lm.result.spec->outputLoc.isValid());
+
+  Loaded untied = load(encoderSpec("  output = lm_head(tied = false, bias = true)\n"));
+  ASSERT_TRUE(untied.result.ok()) << untied.diagnostics;
+  EXPECT_FALSE(untied.result.spec->tiedHead);
+  EXPECT_TRUE(untied.result.spec->headBias);
+
+  Loaded classifier = load(encoderSpec("  output = classifier(classes = 3, pool = mean)\n"));
+  ASSERT_TRUE(classifier.result.ok()) << classifier.diagnostics;
+  EXPECT_EQ(classifier.result.spec->output, OutputKind::Classifier);
+  EXPECT_EQ(classifier.result.spec->classes, 3);
+  EXPECT_EQ(classifier.result.spec->pool, Pooling::Mean);
+  EXPECT_EQ(classifier.result.spec->outputWidth(), 3);
+  Loaded first = load(encoderSpec("  output = classifier(classes = 2)\n"));
+  ASSERT_TRUE(first.result.ok()) << first.diagnostics;
+  EXPECT_EQ(first.result.spec->pool, Pooling::First);
+}
+
+TEST(SemaModelTest, OutputErrors) {
+  Loaded pool = load(encoderSpec("  output = classifier(classes = 2, pool = last)\n"));
+  EXPECT_EQ(pool.result.errorCount, 1u) << pool.diagnostics;
+  EXPECT_THAT(pool.diagnostics,
+              HasSubstr("5:43: error: unknown value 'last' for 'pool'; expected one "
                         "of first, mean"));
-  EXPECT_THAT(missing.diagnostics, Not(HasSubstr("not supported")));
   Loaded classes = load(encoderSpec("  output = classifier()\n"));
   EXPECT_THAT(classes.diagnostics,
               HasSubstr("error: 'classifier' needs the argument 'classes'"));
+  Loaded zero = load(encoderSpec("  output = classifier(classes = 0)\n"));
+  EXPECT_THAT(zero.diagnostics, HasSubstr("5:33: error: 'classes' must be > 0, found 0"));
+  Loaded tied = load(encoderSpec("  output = lm_head(tied = 1)\n"));
+  EXPECT_THAT(tied.diagnostics,
+              HasSubstr("5:27: error: expected true or false for 'tied', found an integer"));
+  Loaded wrongArg = load(encoderSpec("  output = lm_head(classes = 2)\n"));
+  EXPECT_THAT(wrongArg.diagnostics,
+              HasSubstr("error: unknown argument 'classes' for 'lm_head'; expected tied, bias"));
+  // Nothing in the contract is "not supported" at the language level.
+  EXPECT_THAT(tied.diagnostics, Not(HasSubstr("not supported")));
 }
 
-TEST(SemaModelTest, UnsupportedDTypes) {
-  Loaded f16 = load(encoderSpec("  dtype = bf16\n"));
-  EXPECT_THAT(f16.diagnostics,
-              HasSubstr("5:11: error: dtype = bf16 is not supported yet by "
-                        "this version of tmc"));
+TEST(SemaModelTest, DTypes) {
+  struct Case {
+    const char *text;
+    DType type;
+  } cases[] = {{"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
+  for (const Case &c : cases) {
+    Loaded loaded = load(encoderSpec(std::string("  dtype = ") + c.text + "\n"));
+    ASSERT_TRUE(loaded.result.ok()) << c.text << loaded.diagnostics;
+    EXPECT_EQ(loaded.result.spec->dtype, c.type) << c.text;
+  }
   Loaded f64 = load(encoderSpec("  dtype = f64\n"));
-  EXPECT_THAT(f64.diagnostics, HasSubstr("unknown value 'f64' for 'dtype'"));
+  EXPECT_THAT(f64.diagnostics, HasSubstr("5:11: error: unknown value 'f64' for 'dtype'; "
+                                         "expected one of f32, f16, bf16"));
 }
 
 TEST(SemaModelTest, NoStack) {
@@ -265,17 +298,129 @@ TEST(SemaModelTest, DuplicateStack) {
   EXPECT_THAT(loaded.diagnostics, HasSubstr("3:3: note: first given here"));
 }
 
-TEST(SemaModelTest, DecoderIsNotSupportedButStillChecked) {
+TEST(SemaModelTest, DecoderOnlyModel) {
+  Loaded loaded = load("model m {\n  vocab = 10; d_model = 8; max_seq = 4\n"
+                       "  decoder {\n    layers = 1; heads = 2\n  }\n}\n");
+  ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
+  EXPECT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics;
+  const ModelSpec &spec = *loaded.result.spec;
+  EXPECT_FALSE(spec.encoder.present);
+  EXPECT_TRUE(spec.decoder.present);
+  EXPECT_FALSE(spec.isEncoderDecoder());
+  EXPECT_FALSE(spec.decoder.crossAttention);
+  // A decoder's default mask is causal; an encoder's is none.
+  ASSERT_EQ(spec.decoder.mask.terms.size(), 1u);
+  EXPECT_EQ(spec.decoder.mask.terms[0].kind, MaskKind::Causal);
+  EXPECT_TRUE(spec.decoder.layer(0).mask.has(MaskKind::Causal));
+}
+
+TEST(SemaModelTest, EncoderDecoderModel) {
+  Loaded loaded = load("model m {\n  vocab = 10; d_model = 8; max_seq = 4\n"
+                       "  encoder { layers = 2; heads = 2; mask = padding }\n"
+                       "  decoder { layers = 1; heads = 4 }\n}\n");
+  ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
+  const ModelSpec &spec = *loaded.result.spec;
+  EXPECT_TRUE(spec.isEncoderDecoder());
+  EXPECT_FALSE(spec.encoder.crossAttention);
+  EXPECT_TRUE(spec.decoder.crossAttention); // the default next to an encoder
+  EXPECT_TRUE(spec.encoder.mask.has(MaskKind::Padding));
+  EXPECT_TRUE(spec.decoder.mask.has(MaskKind::Causal));
+  EXPECT_EQ(spec.decoder.headDim, 2);
+}
+
+TEST(SemaModelTest, DecoderIsCheckedLikeAnEncoder) {
   Loaded loaded = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
-                       "  decoder {\n    layers = 1; heads = 1; mask = causal\n"
+                       "  decoder {\n    layers = 1; heads = 3; mask = causal\n"
                        "    hedas = 2\n  }\n}\n");
   EXPECT_EQ(loaded.result.errorCount, 2u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("3:3: error: decoder { } is not supported yet by this "
-                        "version of tmc"));
+  EXPECT_THAT(loaded.diagnostics, HasSubstr("4:25: error: heads (3) must divide d_model (4)"));
   EXPECT_THAT(loaded.diagnostics, HasSubstr("5:5: error: unknown key 'hedas'"));
-  // The decoder as a whole is unsupported; its causal mask is not piled on.
-  EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("mask = causal")));
+  EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("not supported")));
+}
+
+TEST(SemaModelTest, CrossAttentionWhereItDoesNotApply) {
+  Loaded decoderOnly = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                            "  decoder { layers = 1; heads = 1; cross_attention = true }\n}\n");
+  EXPECT_EQ(decoderOnly.result.errorCount, 1u) << decoderOnly.diagnostics;
+  EXPECT_THAT(decoderOnly.diagnostics,
+              HasSubstr("3:54: error: cross_attention = true needs an encoder-decoder model"));
+  Loaded inEncoder = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                          "  encoder { layers = 1; heads = 1; cross_attention = true }\n"
+                          "  decoder { layers = 1; heads = 1 }\n}\n");
+  EXPECT_EQ(inEncoder.result.errorCount, 1u) << inEncoder.diagnostics;
+  EXPECT_THAT(inEncoder.diagnostics,
+              HasSubstr("3:54: error: cross_attention = true is only valid in the decoder "
+                        "block"));
+  Loaded off = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                    "  encoder { layers = 1; heads = 1 }\n"
+                    "  decoder { layers = 1; heads = 1; cross_attention = false }\n}\n");
+  ASSERT_TRUE(off.result.ok()) << off.diagnostics;
+  EXPECT_FALSE(off.result.spec->decoder.crossAttention);
+  EXPECT_EQ(off.result.warningCount, 1u);
+  EXPECT_THAT(off.diagnostics,
+              HasSubstr("4:54: warning: with cross_attention = false, the decoder never "
+                        "reads the encoder's output"));
+}
+
+TEST(SemaModelTest, SegmentsNeedAnEncoder) {
+  Loaded decoderOnly = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                            "  segments = 2\n"
+                            "  decoder { layers = 1; heads = 1 }\n}\n");
+  EXPECT_EQ(decoderOnly.result.errorCount, 1u) << decoderOnly.diagnostics;
+  EXPECT_THAT(decoderOnly.diagnostics,
+              HasSubstr("3:14: error: segments needs an encoder: a decoder-only model has "
+                        "no token types"));
+  Loaded zero = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                     "  segments = 0\n"
+                     "  decoder { layers = 1; heads = 1 }\n}\n");
+  EXPECT_TRUE(zero.result.ok()) << zero.diagnostics;
+  Loaded encoderDecoder = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                               "  segments = 2\n"
+                               "  encoder { layers = 1; heads = 1 }\n"
+                               "  decoder { layers = 1; heads = 1 }\n}\n");
+  ASSERT_TRUE(encoderDecoder.result.ok()) << encoderDecoder.diagnostics;
+  EXPECT_EQ(encoderDecoder.result.spec->segments, 2);
+}
+
+TEST(SemaModelTest, FirstTokenPoolingOfACausalDecoderWarns) {
+  Loaded loaded = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                       "  output = classifier(classes = 2, pool = first)\n"
+                       "  decoder { layers = 1; heads = 1 }\n}\n");
+  ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
+  EXPECT_EQ(loaded.result.warningCount, 1u);
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("3:3: warning: pool = first reads position 0, which a causal "
+                        "decoder lets see only itself"));
+  Loaded mean = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                     "  output = classifier(classes = 2, pool = mean)\n"
+                     "  decoder { layers = 1; heads = 1 }\n}\n");
+  EXPECT_EQ(mean.result.warningCount, 0u) << mean.diagnostics;
+}
+
+TEST(SemaModelTest, ShareEmbeddings) {
+  Loaded loaded = load("model m {\n  vocab = 1; d_model = 4; max_seq = 4\n"
+                       "  share_embeddings = false\n"
+                       "  encoder { layers = 1; heads = 1 }\n"
+                       "  decoder { layers = 1; heads = 1 }\n}\n");
+  ASSERT_TRUE(loaded.result.ok()) << loaded.diagnostics;
+  EXPECT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics;
+  EXPECT_FALSE(loaded.result.spec->shareEmbeddings);
+}
+
+TEST(SemaModelTest, ModelTooLargeForSixtyFourBits) {
+  // Each dimension is valid; the parameter count is not representable.
+  Loaded loaded = load("model m {\n  vocab = 2147483647; d_model = 2147483647\n"
+                       "  max_seq = 4\n"
+                       "  encoder { layers = 4096; heads = 1 }\n}\n");
+  EXPECT_EQ(loaded.result.errorCount, 1u) << loaded.diagnostics;
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("1:1: error: model 'm' is too large: the parameter count does not "
+                        "fit in 64 bits"));
+  Loaded kv = load("model m {\n  vocab = 2; d_model = 1048576\n"
+                   "  max_seq = 2147483647\n"
+                   "  decoder { layers = 4096; heads = 1; d_ff = 1 }\n}\n");
+  EXPECT_THAT(kv.diagnostics,
+              HasSubstr("error: model 'm' is too large: the KV-cache size does not fit"));
 }
 
 TEST(SemaModelTest, ShareEmbeddingsWarnsWithoutADecoder) {

@@ -225,69 +225,6 @@ TEST(SemaStackTest, PreNormNeedsFinalNorm) {
   EXPECT_TRUE(post.finalNorm.has_value());
 }
 
-TEST(SemaStackTest, MasksAreRecognizedButNotSupported) {
-  const char *masks[] = {
-      "causal",
-      "padding",
-      "sliding_window(size = 128)",
-      "dilated_window(size = 8, dilation = 2)",
-      "global(tokens = [0, 1])",
-      "random(per_row = 3, seed = 7)",
-      "padding + sliding_window(size = 4) + global(tokens = [0])"};
-  for (const char *mask : masks) {
-    Loaded loaded = load(encoderSpec(
-        "", std::string("layers = 1\nheads = 1\nmask = ") + mask + "\n"));
-    EXPECT_EQ(loaded.result.errorCount, 1u) << mask << "\n"
-                                            << loaded.diagnostics;
-    EXPECT_THAT(loaded.diagnostics,
-                HasSubstr("8:8: error: mask = " +
-                          std::string(llvm::StringRef(mask).take_until(
-                              [](char c) { return c == '('; })) +
-                          ""))
-        << mask;
-    EXPECT_THAT(loaded.diagnostics,
-                HasSubstr("is not supported yet by this version of tmc"));
-  }
-  Loaded sum =
-      load(encoderSpec("", "layers = 1\nheads = 1\n"
-                           "mask = padding + sliding_window(size = 4)\n"));
-  EXPECT_THAT(
-      sum.diagnostics,
-      HasSubstr("error: mask = padding + sliding_window is not supported yet"));
-}
-
-TEST(SemaStackTest, MaskErrors) {
-  Loaded unknown =
-      load(encoderSpec("", "layers = 1\nheads = 1\nmask = casual\n"));
-  EXPECT_THAT(unknown.diagnostics,
-              HasSubstr("8:8: error: unknown value 'casual' for 'mask'"));
-  EXPECT_THAT(unknown.diagnostics, HasSubstr("note: did you mean 'causal'?"));
-  EXPECT_THAT(unknown.diagnostics, Not(HasSubstr("not supported")));
-
-  Loaded size =
-      load(encoderSpec("", "layers = 1\nheads = 1\nmask = sliding_window\n"));
-  EXPECT_THAT(size.diagnostics,
-              HasSubstr("error: 'sliding_window' needs the argument 'size'"));
-  EXPECT_THAT(size.diagnostics,
-              HasSubstr("note: write sliding_window(size = ...)"));
-
-  Loaded none =
-      load(encoderSpec("", "layers = 1\nheads = 1\nmask = none + causal\n"));
-  EXPECT_THAT(
-      none.diagnostics,
-      HasSubstr("8:8: error: 'none' cannot be combined with other masks"));
-
-  Loaded tokens = load(
-      encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = 0)\n"));
-  EXPECT_THAT(tokens.diagnostics,
-              HasSubstr("error: expected a list of positions for 'tokens', "
-                        "found an integer"));
-  Loaded beyond = load(
-      encoderSpec("", "layers = 1\nheads = 1\nmask = global(tokens = [40])\n"));
-  EXPECT_THAT(beyond.diagnostics,
-              HasSubstr("error: 'tokens' must be at most 31, found 40"));
-}
-
 TEST(SemaStackTest, CrossAttentionNeedsAnEncoderDecoderModel) {
   StackSpec off = encoderOf("layers = 1\nheads = 1\ncross_attention = false\n");
   EXPECT_FALSE(off.crossAttention);
@@ -299,17 +236,26 @@ TEST(SemaStackTest, CrossAttentionNeedsAnEncoderDecoderModel) {
 }
 
 TEST(SemaStackTest, Attention) {
-  Loaded linformer = load(encoderSpec(
-      "", "layers = 1\nheads = 1\nattention = linformer(k = 16)\n"));
-  EXPECT_THAT(
-      linformer.diagnostics,
-      HasSubstr("8:13: error: attention = linformer is not supported yet"));
-  Loaded k =
-      load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer\n"));
-  EXPECT_THAT(k.diagnostics,
-              HasSubstr("error: 'linformer' needs the argument 'k'"));
-  Loaded sparse =
-      load(encoderSpec("", "layers = 1\nheads = 1\nattention = sparse\n"));
+  StackSpec full = encoderOf("layers = 1\nheads = 1\nattention = full\n");
+  EXPECT_EQ(full.attention, AttentionKind::Full);
+  StackSpec linformer = encoderOf("layers = 1\nheads = 1\nattention = linformer(k = 16)\n");
+  EXPECT_EQ(linformer.attention, AttentionKind::Linformer);
+  EXPECT_EQ(linformer.linformerK, 16);
+  EXPECT_EQ(linformer.layer(0).linformerK, 16);
+  StackSpec all = encoderOf("layers = 1\nheads = 1\nattention = linformer(k = 32)\n");
+  EXPECT_EQ(all.linformerK, 32); // k = max_seq is allowed
+
+  Loaded k = load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer\n"));
+  EXPECT_THAT(k.diagnostics, HasSubstr("error: 'linformer' needs the argument 'k'"));
+  Loaded large =
+      load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer(k = 33)\n"));
+  EXPECT_EQ(large.result.errorCount, 1u);
+  EXPECT_THAT(large.diagnostics,
+              HasSubstr("8:27: error: linformer k (33) is larger than max_seq (32)"));
+  Loaded zero =
+      load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer(k = 0)\n"));
+  EXPECT_THAT(zero.diagnostics, HasSubstr("8:27: error: 'k' must be > 0, found 0"));
+  Loaded sparse = load(encoderSpec("", "layers = 1\nheads = 1\nattention = sparse\n"));
   EXPECT_THAT(sparse.diagnostics,
               HasSubstr("error: unknown value 'sparse' for 'attention'; "
                         "expected one of full, linformer"));
@@ -322,15 +268,6 @@ TEST(SemaStackTest, RopeNeedsAnEvenHeadDim) {
       loaded.diagnostics,
       HasSubstr(
           "9:12: error: position = rope needs an even head_dim, found 7"));
-}
-
-TEST(SemaStackTest, OverridesAreCheckedThenReportedUnsupported) {
-  Loaded loaded = load(encoderSpec("", "layers = 4\nheads = 1\n"
-                                       "layers 0..1 { mask = causal }\n"));
-  EXPECT_EQ(loaded.result.errorCount, 1u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("8:1: error: layers 0..1 { } is not supported yet by "
-                        "this version of tmc"));
 }
 
 TEST(SemaStackTest, OverrideRanges) {
@@ -351,10 +288,8 @@ TEST(SemaStackTest, OverrideRanges) {
               HasSubstr("11:8: error: layer range 2..3 overlaps 0..2"));
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("10:8: note: the other range is here"));
-  // Only the valid range 0..2 gets the "not supported" error.
-  EXPECT_EQ(loaded.result.errorCount, 4u) << loaded.diagnostics;
-  EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("10:1: error: layers 0..2 { } is not supported yet"));
+  EXPECT_EQ(loaded.result.errorCount, 3u) << loaded.diagnostics;
+  EXPECT_THAT(loaded.diagnostics, Not(HasSubstr("not supported")));
 }
 
 TEST(SemaStackTest, OverrideKeys) {

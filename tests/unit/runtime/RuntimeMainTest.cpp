@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/npy.h"
 #include "runtime/safetensors.h"
+#include "runtime/tmr_abi.h"
 #include "tests/unit/runtime/TempDir.h"
 
 #include <gmock/gmock.h>
@@ -208,7 +209,7 @@ TEST_F(RuntimeMain, RejectsAbiMismatch) {
   Result r = run({"--weights", weights_, "--tokens", "1"}, TOY_MODEL_BAD_ABI);
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("compiled for runtime ABI version 999, this runtime implements "
-                               "version 1"));
+                               "version " + std::to_string(TMR_ABI_VERSION)));
 }
 
 TEST_F(RuntimeMain, LinksNoCompilerLibraries) {

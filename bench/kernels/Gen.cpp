@@ -1,0 +1,167 @@
+//===- Gen.cpp - AOT-compiles the GEMM kernels that bench/kernels times ---===//
+//
+// For every GEMM shape of GPT-2 small and BERT base (K x N; the token count is
+// a run-time argument, so one kernel serves prefill and decode) and a few
+// schedule variants, compiles the load-time pack kernel and the GEMM on packed
+// weights exactly as `tmc compile` lowers them, then writes `kernels.inc`: the
+// declarations and a table the harness (Bench.cpp) iterates over.
+//
+// Usage: bench_kernels_gen --target host|x86-64-avx2|x86-64-avx512 --out DIR
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/KernelPlan.h"
+#include "compiler/Schedule.h"
+#include "compiler/Target.h"
+#include "compiler/halide/AOT.h"
+#include "compiler/halide/Lowering.h"
+
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tmc;
+
+namespace {
+
+struct Shape {
+  int64_t K, N;
+};
+
+// GPT-2 small and BERT base (d 768, ff 3072): attention projections
+// (768 x 768), fused QKV (768 x 2304), FFN up (768 x 3072) and down (3072 x 768).
+const Shape kShapes[] = {{768, 768}, {768, 2304}, {768, 3072}, {3072, 768}};
+
+/// A named change to the default schedule; the harness reports the default
+/// and the best variant per shape (the tuner's search space in miniature).
+struct Variant {
+  const char *name;
+  std::function<bool(Schedule &, const Shape &)> apply; ///< false: not for this shape
+};
+
+const Variant kVariants[] = {
+    {"default", [](Schedule &, const Shape &) { return true; }},
+    {"unroll2",
+     [](Schedule &s, const Shape &) {
+       s.unrollK = 2;
+       return true;
+     }},
+    {"rowtasks",
+     [](Schedule &s, const Shape &) {
+       s.parallelRows = true;
+       s.kBlock = 0;
+       return true;
+     }},
+    {"rows4",
+     [](Schedule &s, const Shape &) {
+       s.tileRows = 4;
+       return true;
+     }},
+    {"3x4tile",
+     [](Schedule &s, const Shape &) {
+       s.tileCols = 3 * s.vectorWidth;
+       s.tileRows = 4;
+       return true;
+     }},
+    {"kblock128",
+     [](Schedule &s, const Shape &) {
+       s.kBlock = 128;
+       return true;
+     }},
+    {"kblock384",
+     [](Schedule &s, const Shape &sh) {
+       s.kBlock = 384;
+       return sh.K > 384;
+     }},
+    {"kblock768",
+     [](Schedule &s, const Shape &sh) {
+       s.kBlock = 768;
+       return sh.K > 768;
+     }},
+    {"noblock",
+     [](Schedule &s, const Shape &sh) {
+       bool differs = s.kBlock != 0;
+       s.kBlock = 0;
+       return differs;
+     }},
+};
+
+bool compile(const halide::LoweredKernel &kernel, const std::string &name,
+             const TargetInfo &target, const std::string &dir) {
+  std::string error;
+  if (!halide::compileKernel(kernel, name, target, {dir + "/" + name + ".o", "", ""}, &error)) {
+    std::cerr << "bench_kernels_gen: " << name << ": " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string targetName = "host", outDir;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--target")
+      targetName = argv[i + 1];
+    else if (flag == "--out")
+      outDir = argv[i + 1];
+  }
+  if (outDir.empty()) {
+    std::cerr << "usage: bench_kernels_gen --target TARGET --out DIR\n";
+    return 2;
+  }
+  std::string error;
+  std::optional<TargetInfo> target = resolveTarget(targetName, &error);
+  if (!target) {
+    std::cerr << "bench_kernels_gen: " << error << "\n";
+    return 2;
+  }
+
+  std::ostringstream decls, table;
+  for (const Shape &shape : kShapes) {
+    KernelDesc desc;
+    desc.kind = KernelKind::Linear;
+    desc.inWidth = shape.K;
+    desc.width = shape.N;
+    desc.activation = "none"; // oneDNN's sgemm has no epilogue
+    for (const Variant &variant : kVariants) {
+      Schedule schedule = defaultSchedule(desc, *target);
+      if (!variant.apply(schedule, shape))
+        continue;
+      std::string suffix =
+          "k" + std::to_string(shape.K) + "_n" + std::to_string(shape.N) + "_" + variant.name;
+      std::string gemm = "tmb_gemm_" + suffix, pack = "tmb_pack_" + suffix;
+      std::cout << "  " << suffix << ": " << schedule.str() << std::endl;
+      try {
+        if (!compile(halide::lowerPackWeight(desc, schedule), pack, *target, outDir) ||
+            !compile(halide::lowerPackedLinear(desc, schedule), gemm, *target, outDir))
+          return 1;
+      } catch (const std::exception &e) {
+        std::cerr << "bench_kernels_gen: lowering " << suffix << ": " << e.what() << "\n";
+        return 1;
+      }
+      BufferShape packed = halide::packedWeightShape(desc, schedule);
+      decls << "extern \"C\" int " << pack << "(halide_buffer_t *, halide_buffer_t *);\n"
+            << "extern \"C\" int " << gemm
+            << "(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);\n";
+      table << "    {" << shape.K << ", " << shape.N << ", \"" << variant.name << "\", \""
+            << schedule.str() << "\", {" << packed.extents[0] << ", " << packed.extents[1]
+            << ", " << packed.extents[2] << "}, " << pack << ", " << gemm << "},\n";
+    }
+  }
+  if (!halide::compileRuntime(*target, outDir + "/halide_runtime.o", &error)) {
+    std::cerr << "bench_kernels_gen: Halide runtime: " << error << "\n";
+    return 1;
+  }
+  std::ofstream inc(outDir + "/kernels.inc");
+  inc << "// Generated by bench_kernels_gen for " << target->halideTarget << "\n"
+      << "static const char *kTarget = \"" << target->name << " (" << target->halideTarget
+      << ")\";\n"
+      << decls.str() << "static const GemmVariant kVariants[] = {\n"
+      << table.str() << "};\n";
+  return inc ? 0 : 1;
+}

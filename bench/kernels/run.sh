@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/kernels/run.sh - GEMM kernels of tmc against oneDNN's sgemm.
+#
+# One command: builds the kernel generator in a tmc build dir, AOT-compiles
+# the GEMM kernels (pack + GEMM per shape and schedule variant), builds the
+# timing harness against oneDNN (Debian libdnnl-dev, installed here if
+# missing) and prints GFLOP/s and tmc/oneDNN ratios at 1 and 2 threads.
+#
+# Usage: bench/kernels/run.sh [--build-dir DIR] [--target host|x86-64-avx2|x86-64-avx512]
+#                             [--quick] [--no-build]
+#   --build-dir  a tmc CMake build dir (default: $REPO/build-bench; configured if absent)
+#   --target     the kernels' target; with x86-64-avx2 oneDNN is limited to AVX2 too
+#   --quick      fewer timing rounds (a smoke run, not for the record)
+#   --no-build   the generator is already built (the `bench-kernels` CMake target)
+# Not part of the test suite: timings depend on the machine's load.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD_DIR="$REPO/build-bench"
+TARGET=host
+ROUNDS=9
+BUILD=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) BUILD_DIR="$(realpath -m "$2")"; shift 2 ;;
+    --target) TARGET="$2"; shift 2 ;;
+    --quick) ROUNDS=3; shift ;;
+    --no-build) BUILD=0; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# oneDNN is the bench's own dependency, not the project's (scripts/setup.sh).
+if ! dpkg -s libdnnl-dev >/dev/null 2>&1; then
+  echo "== installing libdnnl-dev (oneDNN) for the comparison"
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libdnnl-dev >/dev/null
+fi
+
+if [[ $BUILD == 1 ]]; then
+  if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+    echo "== configuring $BUILD_DIR"
+    cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  echo "== building the kernel generator"
+  ninja -C "$BUILD_DIR" bench_kernels_gen >/dev/null
+fi
+
+WORK="$BUILD_DIR/bench/kernels/work-$TARGET"
+rm -rf "$WORK" && mkdir -p "$WORK"
+echo "== AOT-compiling the kernels for $TARGET"
+"$BUILD_DIR/bin/bench_kernels_gen" --target "$TARGET" --out "$WORK"
+
+echo "== building the harness"
+HALIDE_INCLUDE=/usr/include/halide14
+c++ -O2 -std=c++17 -march=native -fopenmp -I"$WORK" -I"$HALIDE_INCLUDE" \
+  "$REPO/bench/kernels/Bench.cpp" "$WORK"/*.o -ldnnl -lpthread -ldl -o "$WORK/bench_kernels"
+
+if [[ "$TARGET" == "x86-64-avx2" ]]; then
+  export DNNL_MAX_CPU_ISA=AVX2
+fi
+echo "== running (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$WORK/bench_kernels" --rounds "$ROUNDS"
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

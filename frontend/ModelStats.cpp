@@ -1,0 +1,203 @@
+//===- ModelStats.cpp - Size and cost of a checked model ------------------===//
+
+#include "frontend/ModelStats.h"
+
+#include "frontend/Manifest.h"
+#include "frontend/MaskAnalysis.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <map>
+#include <utility>
+
+using llvm::StringRef;
+
+namespace tmc {
+
+int64_t bytesPerElement(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+
+namespace {
+
+/// Checked int64 arithmetic: the first overflow sticks.
+struct Checked {
+  bool overflowed = false;
+
+  int64_t mul(int64_t a, int64_t b) {
+    int64_t r = 0;
+    overflowed |= llvm::MulOverflow(a, b, r);
+    return r;
+  }
+  void add(int64_t &sum, int64_t value) {
+    int64_t r = 0;
+    overflowed |= llvm::AddOverflow(sum, value, r);
+    sum = r;
+  }
+};
+
+int64_t &partOf(ModelSizes &sizes, StringRef name) {
+  for (auto [prefix, part] :
+       {std::pair{StringRef("encoder.layers."), &sizes.encoderParameters},
+        std::pair{StringRef("encoder.final_norm."), &sizes.encoderParameters},
+        std::pair{StringRef("decoder.layers."), &sizes.decoderParameters},
+        std::pair{StringRef("decoder.final_norm."), &sizes.decoderParameters},
+        std::pair{StringRef("output."), &sizes.headParameters},
+        std::pair{StringRef("classifier."), &sizes.headParameters}})
+    if (name.starts_with(prefix))
+      return *part;
+  return sizes.embeddingParameters;
+}
+
+bool gated(Activation ffn) { return ffn == Activation::SwiGLU || ffn == Activation::GeGLU; }
+
+/// FLOPs of one stack, counted layer by layer.
+class StackFlops {
+public:
+  StackFlops(const ModelSpec &spec, const StackSpec &stack, bool decoder)
+      : spec(spec), stack(stack), decoder(decoder), n(static_cast<double>(spec.maxSeq)) {}
+
+  /// All of the stack's work for max_seq positions.
+  double prefill(bool &exact) {
+    double total = 0;
+    for (int64_t i = 0; i < stack.layers; ++i) {
+      const LayerSpec &layer = layerAt(i);
+      double qWidth = width(layer.heads, layer), kvWidth = width(layer.kvHeads, layer);
+      total += n * perToken(layer);
+      if (layer.attention == AttentionKind::Linformer)
+        total += n * 4 * qWidth * static_cast<double>(layer.linformerK);
+      else
+        total += 4 * qWidth * keysOverRows(layer, exact);
+      // Cross-attention: keys and values of the max_seq source positions are
+      // projected once; every target position then reads all of them.
+      if (stack.crossAttention)
+        total += n * 4 * d() * kvWidth + n * 4 * qWidth * n;
+    }
+    return total;
+  }
+
+  /// The stack's work for one new token at position max_seq - 1.
+  double decodeStep() {
+    double total = 0;
+    for (int64_t i = 0; i < stack.layers; ++i) {
+      const LayerSpec &layer = layerAt(i);
+      double qWidth = width(layer.heads, layer);
+      total += perToken(layer);
+      if (layer.attention == AttentionKind::Linformer)
+        total += 4 * qWidth * static_cast<double>(layer.linformerK);
+      else
+        total += 4 * qWidth *
+                 static_cast<double>(MaskRows(layer.mask, decoder, spec.maxSeq)
+                                         .allowedKeys(spec.maxSeq - 1));
+      if (stack.crossAttention)
+        total += 4 * qWidth * n;
+    }
+    return total;
+  }
+
+private:
+  double d() const { return static_cast<double>(spec.dModel); }
+  static double width(int64_t heads, const LayerSpec &layer) {
+    return static_cast<double>(heads) * static_cast<double>(layer.headDim);
+  }
+  const LayerSpec &layerAt(int64_t i) const {
+    return stack.layerSpecs.empty() ? static_cast<const LayerSpec &>(stack) : stack.layer(i);
+  }
+
+  /// Work per position that does not depend on where it is: the projections,
+  /// the feed-forward block, linformer's sequence projections.
+  double perToken(const LayerSpec &layer) const {
+    double qWidth = width(layer.heads, layer), kvWidth = width(layer.kvHeads, layer);
+    double flops = 2 * (d() * qWidth + 2 * d() * kvWidth + qWidth * d());
+    flops += 2 * d() * static_cast<double>(layer.dFF) * (gated(layer.ffn) ? 3 : 2);
+    if (layer.attention == AttentionKind::Linformer)
+      flops += 4 * static_cast<double>(layer.linformerK) * kvWidth;
+    if (stack.crossAttention)
+      flops += 2 * (d() * qWidth + qWidth * d());
+    return flops;
+  }
+
+  /// Keys attended to, summed over every query row; layers that share a mask
+  /// share the count.
+  double keysOverRows(const LayerSpec &layer, bool &exact) {
+    std::string key = formatMask(layer.mask);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      bool maskExact = true;
+      double keys = MaskRows(layer.mask, decoder, spec.maxSeq).totalAllowedKeys(maskExact);
+      it = cache.emplace(key, std::pair{keys, maskExact}).first;
+    }
+    exact &= it->second.second;
+    return it->second.first;
+  }
+
+  const ModelSpec &spec;
+  const StackSpec &stack;
+  bool decoder;
+  double n;
+  std::map<std::string, std::pair<double, bool>> cache;
+};
+
+} // namespace
+
+std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overflow) {
+  ModelSizes sizes;
+  Checked checked;
+  for (const TensorSpec &tensor : buildManifest(spec)) {
+    int64_t elements = 1;
+    for (int64_t dim : tensor.shape)
+      elements = checked.mul(elements, dim);
+    checked.add(sizes.parameters, elements);
+    checked.add(partOf(sizes, tensor.name), elements);
+    checked.add(sizes.weightBytes, checked.mul(elements, bytesPerElement(tensor.dtype)));
+  }
+  if (checked.overflowed) {
+    if (overflow)
+      *overflow = "the parameter count";
+    return std::nullopt;
+  }
+  if (spec.decoder.present) {
+    const StackSpec &stack = spec.decoder;
+    for (int64_t i = 0; i < stack.layers; ++i) {
+      const LayerSpec &layer =
+          stack.layerSpecs.empty() ? static_cast<const LayerSpec &>(stack) : stack.layer(i);
+      // Keys and values, f32, max_seq rows of kv_heads * head_dim each.
+      int64_t perAttention =
+          checked.mul(checked.mul(checked.mul(2 * 4, spec.maxSeq), layer.kvHeads),
+                      layer.headDim);
+      checked.add(sizes.kvCacheBytes, perAttention);
+      if (stack.crossAttention)
+        checked.add(sizes.kvCacheBytes, perAttention);
+    }
+  }
+  if (checked.overflowed) {
+    if (overflow)
+      *overflow = "the KV-cache size";
+    return std::nullopt;
+  }
+  return sizes;
+}
+
+FlopCounts countFlops(const ModelSpec &spec) {
+  FlopCounts flops;
+  double n = static_cast<double>(spec.maxSeq), d = static_cast<double>(spec.dModel);
+  if (spec.encoder.present)
+    flops.encoderPrefill = StackFlops(spec, spec.encoder, false).prefill(flops.exact) / n;
+  if (spec.decoder.present)
+    flops.decoderPrefill = StackFlops(spec, spec.decoder, true).prefill(flops.exact) / n;
+  // The LM head scores every position; a classifier reads one pooled vector
+  // per sequence.
+  double headStep = 0;
+  if (spec.output == OutputKind::LMHead) {
+    headStep = 2 * d * static_cast<double>(spec.vocab);
+    flops.headPrefill = headStep;
+  } else if (spec.output == OutputKind::Classifier) {
+    headStep = 2 * d * static_cast<double>(spec.classes);
+    flops.headPrefill = headStep / n;
+  }
+  flops.prefill = flops.encoderPrefill + flops.decoderPrefill + flops.headPrefill;
+  if (spec.decoder.present)
+    flops.decode = StackFlops(spec, spec.decoder, true).decodeStep() + headStep;
+  return flops;
+}
+
+} // namespace tmc

@@ -1,0 +1,49 @@
+//===- session.cpp - One sequence's state across runs of a model ----------===//
+
+#include "runtime/session.h"
+
+#include <limits>
+
+namespace tmr {
+
+Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
+                 int32_t threads)
+    : desc(desc), weightPointers(&weights), threadCount(threads),
+      cache(static_cast<size_t>(desc.cache_floats)) {}
+
+bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
+                  std::vector<float> *output, std::string *error) {
+  int64_t count = static_cast<int64_t>(tokens.size());
+  int64_t rows = desc.output_rows ? desc.output_rows : count;
+  // NaN, so that any element the model fails to write is visible.
+  output->assign(static_cast<size_t>(rows * desc.output_width),
+                 std::numeric_limits<float>::quiet_NaN());
+  tmr_run_args args{};
+  args.weights = weightPointers->data();
+  args.tokens = tokens.data();
+  args.num_tokens = count;
+  args.segments = segments.empty() ? nullptr : segments.data();
+  args.offset = cachedTokens;
+  args.cache = cache.data();
+  args.output = output->data();
+  args.num_threads = threadCount;
+  char message[1024] = {0};
+  int status = desc.run(&args, message, sizeof message);
+  if (status != 0) {
+    message[sizeof message - 1] = '\0';
+    *error = message[0] ? message
+                        : "the model failed (status " + std::to_string(status) +
+                              ") without a message";
+    return false;
+  }
+  if (desc.cache_floats > 0)
+    cachedTokens += count;
+  return true;
+}
+
+void Session::copyStateFrom(const Session &other) {
+  cache = other.cache;
+  cachedTokens = other.cachedTokens;
+}
+
+} // namespace tmr

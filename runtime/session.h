@@ -1,0 +1,44 @@
+//===- session.h - One sequence's state across runs of a model --*- C++ -*-===//
+//
+// A decoder's sequence is fed in runs (the prompt, then one token per step);
+// the session owns the key/value caches between them and knows how many
+// tokens they hold. Beam search forks sessions by copying their state.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/tmr_abi.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmr {
+
+class Session {
+public:
+  /// `weights` (in manifest order) must outlive the session.
+  Session(const tmr_model_desc &desc, const std::vector<const void *> &weights, int32_t threads);
+
+  /// Runs `tokens` after those already cached; `output` receives their rows
+  /// ([rows, output_width]). Empty `segments` means all 0.
+  bool run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
+           std::vector<float> *output, std::string *error);
+
+  /// Takes over `other`'s caches and position (same model).
+  void copyStateFrom(const Session &other);
+
+  int64_t cached() const { return cachedTokens; }
+  const std::vector<const void *> &weights() const { return *weightPointers; }
+  int32_t threads() const { return threadCount; }
+  const tmr_model_desc &model() const { return desc; }
+
+private:
+  const tmr_model_desc &desc;
+  const std::vector<const void *> *weightPointers;
+  int32_t threadCount;
+  std::vector<float> cache;
+  int64_t cachedTokens = 0;
+};
+
+} // namespace tmr

@@ -1,0 +1,92 @@
+//===- tokenizer.h - Text <-> token ids for --prompt and printing -*- C++ -*-===//
+//
+// Two tokenizers cover the seed models: GPT-2's byte-level BPE (decoders) and
+// BERT's WordPiece (encoders). Both load the files their reference
+// implementations ship, so a model's own tokenizer directory works unchanged:
+//
+//   GPT-2 BPE   encoder.json (token -> id) + vocab.bpe (merges, by rank)
+//   WordPiece   vocab.txt (one token a line, id = line number) and, optional,
+//               tokenizer_config.json (do_lower_case, strip_accents,
+//               tokenize_chinese_chars, unk_token,
+//               clean_up_tokenization_spaces; Hugging Face's keys/defaults)
+//
+// Neither encode() adds special tokens ([CLS]/[SEP], <|endoftext|>): callers
+// that want them look them up with tokenId().
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tmr {
+
+/// A loaded tokenizer. Immutable after loading, so one instance may be used
+/// from several threads at once.
+class Tokenizer {
+public:
+  virtual ~Tokenizer() = default;
+
+  /// Loads the tokenizer in `dir`: GPT-2 BPE when it holds encoder.json and
+  /// vocab.bpe, WordPiece when it holds vocab.txt. Null + *error (naming the
+  /// file, and the line or entry when the file is malformed) otherwise.
+  static std::unique_ptr<Tokenizer> open(const std::string &dir, std::string *error);
+
+  /// "gpt2-bpe" or "wordpiece".
+  virtual std::string_view kind() const = 0;
+
+  /// Token ids for `text` (UTF-8). Never fails: BPE encodes any byte string
+  /// (malformed UTF-8 included) losslessly; WordPiece maps what its vocabulary
+  /// cannot spell to the unknown token.
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+
+  /// The text of `ids` into *text. False + *error (naming the id) when an id
+  /// is outside [0, vocabSize()), e.g. a model whose vocabulary was padded
+  /// beyond the tokenizer's. BPE returns the exact bytes, so decoding a
+  /// sequence piecewise and concatenating equals decoding it whole, even when
+  /// a UTF-8 character spans tokens (the pieces alone may be partial UTF-8).
+  virtual bool decode(std::span<const int32_t> ids, std::string *text,
+                      std::string *error) const = 0;
+
+  /// Number of ids (highest id + 1).
+  virtual int64_t vocabSize() const = 0;
+
+  /// The id of a vocabulary entry spelled exactly `token` (e.g. "[CLS]",
+  /// "<|endoftext|>"), if any.
+  virtual std::optional<int32_t> tokenId(std::string_view token) const = 0;
+};
+
+/// How WordPiece normalizes text; defaults are Hugging Face BertTokenizer's.
+struct WordPieceOptions {
+  bool lowercase = true;              ///< do_lower_case
+  std::optional<bool> stripAccents;   ///< strip_accents; unset: same as lowercase
+  bool splitCjk = true;               ///< tokenize_chinese_chars
+  std::string unknownToken = "[UNK]"; ///< unk_token
+  bool cleanUpSpaces = true;          ///< clean_up_tokenization_spaces in decode
+  size_t maxCharsPerWord = 100;       ///< longer words become the unknown token
+};
+
+/// GPT-2 byte-level BPE from its two files.
+std::unique_ptr<Tokenizer> openBpeTokenizer(const std::string &encoderJsonPath,
+                                            const std::string &vocabBpePath, std::string *error);
+
+/// WordPiece from a vocab.txt and explicit options (Tokenizer::open reads the
+/// options from tokenizer_config.json instead).
+std::unique_ptr<Tokenizer> openWordPieceTokenizer(const std::string &vocabTxtPath,
+                                                  const WordPieceOptions &options,
+                                                  std::string *error);
+
+/// GPT-2's pre-tokenizer: `text` cut where the regex
+///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+/// matches, exactly as the reference (JavaScript, Unicode from Node's ICU)
+/// evaluates it. The pieces are consecutive and cover `text`. A byte that is
+/// not part of well-formed UTF-8 counts as one character of the
+/// [^\s\p{L}\p{N}] class. Exposed for tests.
+std::vector<std::string_view> splitGpt2Pretokens(std::string_view text);
+
+} // namespace tmr

@@ -1,0 +1,35 @@
+// Every op prints and parses back to itself.
+// RUN: tmc-opt %s | tmc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @decoder_layer
+func.func @decoder_layer(%tokens: tensor<?xi32>, %offset: i32) -> tensor<?x16xf32> {
+  %table = tm.weight "embed.tokens" : tensor<20x8xf32>
+  // CHECK: tm.embed %arg0 at %arg1, %{{.*}} {position = "sinusoidal", scale = 1.000000e+00 : f64}
+  %x = tm.embed %tokens at %offset, %table {position = "sinusoidal", scale = 1.0 : f64} : (tensor<?xi32>, i32, tensor<20x8xf32>) -> tensor<?x8xf32>
+  // CHECK: tm.add_positions %{{.*}} at %arg1 {kind = "sinusoidal"}
+  %p = tm.add_positions %x at %offset {kind = "sinusoidal"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  %w = tm.weight "w" : tensor<8xf32>
+  // CHECK: tm.norm %{{.*}}, %{{[^,]*}} {{{.*}}kind = "rmsnorm"}
+  %n = tm.norm %p, %w {eps = 1.0e-6 : f64, kind = "rmsnorm"} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  // CHECK: tm.rope %{{.*}} at %arg1 {head_dim = 4 : i64, heads = 2 : i64, theta = 1.000000e+04 : f64}
+  %r = tm.rope %n at %offset {heads = 2 : i64, head_dim = 4 : i64, theta = 1.0e4 : f64} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  // CHECK: tm.cache_append %{{.*}} at %arg1 {capacity = 16 : i64, name = "decoder.layers.0.self_attn.k"}
+  %k = tm.cache_append %r at %offset {name = "decoder.layers.0.self_attn.k", capacity = 16 : i64} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  // CHECK: tm.attention {{.*}} {alibi, head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<causal = true, decoder = true, window = 4, globals = [0], random_per_row = 2, random_seed = 7, max_seq = 16>, scale = 5.000000e-01 : f64}
+  %a = tm.attention %r, %k, %k {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, alibi, mask = #tm.mask<causal = true, decoder = true, window = 4, globals = [0], random_per_row = 2, random_seed = 7, max_seq = 16>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %b = tm.weight "b" : tensor<8xf32>
+  // CHECK: tm.add_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64, kind = "layernorm"}
+  %s = tm.add_norm %a, %x, %w, %b {eps = 1.0e-5 : f64, kind = "layernorm"} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %up = tm.weight "up" : tensor<16x8xf32>
+  %h = tm.linear %s, %up {activation = "none"} : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  // CHECK: tm.gated_activation %{{.*}}, %{{.*}} {kind = "silu"} : tensor<?x16xf32>
+  %g = tm.gated_activation %h, %h {kind = "silu"} : tensor<?x16xf32>
+  return %g : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @classifier
+func.func @classifier(%x: tensor<?x8xf32>) -> tensor<1x8xf32> {
+  // CHECK: tm.pool %arg0 {kind = "mean"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
+  %p = tm.pool %x {kind = "mean"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
+  return %p : tensor<1x8xf32>
+}
