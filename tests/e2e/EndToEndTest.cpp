@@ -229,6 +229,74 @@ TEST_P(EndToEnd, MatchesOracle) {
   }
 }
 
+/// Decoding token by token against the caches must pick the same tokens as
+/// recomputing the whole sequence: the argmax of every row of one full run.
+class Generation : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Generation, CachedStepsMatchFullRecomputation) {
+  std::string specPath = (fs::path(TMC_SOURCE_DIR) / GetParam()).string();
+  std::string tmc = tmcPath();
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
+  std::string model = dir.path + "/model", weights = dir.path + "/w.safetensors";
+  ASSERT_TRUE(runOk(quote(tmc) + " compile " + quote(specPath) + " -o " + quote(model)));
+  ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " + quote(weights) +
+                    " --seed 11"));
+
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5};
+  const int maxNew = 8;
+  CommandResult generated;
+  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
+                        joinTokens(prompt) + " --max-new " + std::to_string(maxNew) + " --json",
+                    &generated));
+  size_t at = generated.output.find("\"generated\": [");
+  ASSERT_NE(at, std::string::npos) << generated.output;
+  std::vector<int32_t> tokens;
+  for (const char *p = generated.output.c_str() + at + 14; *p && *p != ']';) {
+    char *end = nullptr;
+    tokens.push_back(static_cast<int32_t>(std::strtol(p, &end, 10)));
+    p = end;
+    while (*p == ',' || *p == ' ')
+      ++p;
+  }
+  ASSERT_EQ(tokens.size(), static_cast<size_t>(maxNew)) << generated.output;
+
+  std::vector<int32_t> sequence = prompt;
+  sequence.insert(sequence.end(), tokens.begin(), tokens.end() - 1);
+  std::string outPath = dir.path + "/full.npy";
+  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
+                    joinTokens(sequence) + " --output " + quote(outPath)));
+  std::vector<int64_t> shape;
+  std::vector<float> logits;
+  std::string error;
+  ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &logits, &error)) << error;
+  ASSERT_EQ(shape.size(), 3u);
+  const int64_t vocab = shape[2];
+  for (int k = 0; k < maxNew; ++k) {
+    const float *row = logits.data() + (prompt.size() - 1 + k) * vocab;
+    int64_t best = std::max_element(row, row + vocab) - row;
+    std::vector<float> sorted(row, row + vocab);
+    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+    if (sorted[0] - sorted[1] < 1e-4f * std::max(1.0f, std::abs(sorted[0])))
+      break; // a near tie: either token is right, and the sequences part here
+    EXPECT_EQ(tokens[k], best) << "step " << k << " of " << generated.output;
+  }
+}
+
+/// The specs of decoders with an LM head: the ones that generate.
+std::vector<std::string> generatingSpecs() {
+  std::vector<std::string> result;
+  for (const std::string &spec : specFiles()) {
+    std::string diagnostics;
+    llvm::raw_string_ostream stream(diagnostics);
+    tmc::LoadedSpec loaded = tmc::loadSpec((fs::path(TMC_SOURCE_DIR) / spec).string(), stream);
+    if (loaded.spec && loaded.spec->decoder.present && !loaded.spec->encoder.present &&
+        loaded.spec->output == tmc::OutputKind::LMHead)
+      result.push_back(spec);
+  }
+  return result;
+}
+
 std::string testName(const ::testing::TestParamInfo<std::string> &info) {
   std::string name = fs::path(info.param).stem().string();
   for (char &c : name)
@@ -238,6 +306,8 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, EndToEnd, ::testing::ValuesIn(specFiles()),
+                         testName);
+INSTANTIATE_TEST_SUITE_P(Decoders, Generation, ::testing::ValuesIn(generatingSpecs()),
                          testName);
 
 } // namespace
