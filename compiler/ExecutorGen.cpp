@@ -77,7 +77,7 @@ const char *dtypeEnum(DType dtype) {
 
 std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
   switch (slot.kind) {
-  case Slot::Kind::Tokens: return "args->tokens";
+  case Slot::Kind::Tokens: return "tokens";
   case Slot::Kind::Offset: return "P";
   case Slot::Kind::Segments: return "segments";
   case Slot::Kind::Weight: return llvm::formatv("args->weights[{0}]", slot.index).str();
@@ -94,6 +94,8 @@ std::string extentText(int64_t extent) {
     return "T";
   if (extent == BufferShape::kKeys)
     return "P + T";
+  if (extent == BufferShape::kSource)
+    return "S";
   return std::to_string(extent);
 }
 
@@ -133,8 +135,63 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   }
   os << "}\n\nnamespace {\n\n";
 
+  // The calls of one phase, in a scope that binds T, P, tokens, segments and
+  // the arena for it.
+  auto emitCalls = [&](KernelCall::Phase phase) {
+    for (const KernelCall &call : plan.calls) {
+      if (call.phase != phase)
+        continue;
+      os << "    { // " << call.opName << " " << call.location << "\n";
+      if (call.kind == KernelCall::Kind::CacheAppend) {
+        const CacheDesc &cache = plan.caches[call.args[1].slot.index];
+        os << "      std::memcpy(args->cache + " << cache.offset
+           << " + static_cast<size_t>(P) * " << cache.width << ", "
+           << slotPointer(call.args[0].slot, plan)
+           << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n    }\n";
+        continue;
+      }
+      const KernelDesc &kernel = plan.kernels[call.kernel];
+      for (size_t a = 0; a < call.args.size(); ++a) {
+        const CallArg &arg = call.args[a];
+        if (arg.shape.isScalar)
+          continue;
+        os << "      View a" << a << "(" << slotPointer(arg.slot, plan) << ", "
+           << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
+        llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
+        os << "});\n";
+      }
+      os << "      if (int rc = tmk_" << kernel.name() << "(";
+      for (size_t a = 0; a < call.args.size(); ++a) {
+        os << (a ? ", " : "");
+        if (call.args[a].shape.isScalar)
+          os << slotPointer(call.args[a].slot, plan);
+        else
+          os << "a" << a << ".get()";
+      }
+      os << "))\n        return kernelFailed(err, errLen, "
+         << quote(call.opName + " (" + call.location + ")") << ", rc);\n    }\n";
+    }
+  };
+  // Opens a phase's scope: its arena, and segment ids defaulting to 0.
+  auto openScope = [&](int64_t arenaWidth, const char *rows, const char *tokens,
+                       const char *segments) {
+    os << "    const int32_t T = " << rows << ";\n"
+       << "    const int32_t *tokens = " << tokens << ";\n"
+       << "    std::vector<float> storage;\n"
+       << "    std::vector<int32_t> zeroSegments;\n"
+       << "    try {\n      storage.resize(static_cast<size_t>(" << arenaWidth << ") * T);\n"
+       << "      zeroSegments.assign(static_cast<size_t>(T), 0);\n"
+       << "    } catch (const std::bad_alloc &) {\n"
+       << "      std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
+       << "      return 1;\n    }\n"
+       << "    // Segment ids default to 0 (docs/spec-language.md).\n"
+       << "    const int32_t *segments = " << segments << " ? " << segments
+       << " : zeroSegments.data();\n"
+       << "    float *arena = storage.data();\n"
+       << "    (void)tokens, (void)segments, (void)arena;\n";
+  };
+
   os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
-     << "  const int32_t T = static_cast<int32_t>(args->num_tokens);\n"
      << "  const int32_t P = static_cast<int32_t>(args->offset);\n"
      << "  if (args->num_tokens < 1 || args->offset < 0 || args->offset + args->num_tokens > "
      << spec.maxSeq << ") {\n"
@@ -147,62 +204,38 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
     os << "  if (P != 0) {\n"
        << "    std::snprintf(err, errLen, \"this model keeps no cache: offset must be 0\");\n"
        << "    return 1;\n  }\n";
+  if (plan.hasEncode)
+    os << "  const int32_t S = static_cast<int32_t>(args->num_source_tokens);\n"
+       << "  if (args->num_source_tokens < 1 || args->num_source_tokens > " << spec.maxSeq
+       << " || (P == 0 && !args->source_tokens)) {\n"
+       << "    std::snprintf(err, errLen, \"this encoder-decoder model needs 1 to " << spec.maxSeq
+       << " source tokens, %lld given\", static_cast<long long>(args->num_source_tokens));\n"
+       << "    return 1;\n  }\n";
   os << "  halideMessage[0] = 0;\n"
      << "  halide_set_error_handler(captureHalideError);\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
-     << options.defaultThreads << ");\n"
-     << "  std::vector<float> storage;\n"
-     << "  try {\n    storage.resize(static_cast<size_t>(" << plan.arenaWidth << ") * T);\n"
-     << "  } catch (const std::bad_alloc &) {\n"
-     << "    std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
-     << "    return 1;\n  }\n"
-     << "  // Segment ids default to 0 (docs/spec-language.md).\n"
-     << "  std::vector<int32_t> zeroSegments;\n"
-     << "  const int32_t *segments = args->segments;\n"
-     << "  if (!segments) {\n"
-     << "    zeroSegments.assign(static_cast<size_t>(T), 0);\n"
-     << "    segments = zeroSegments.data();\n"
-     << "  }\n"
-     << "  (void)segments;\n"
-     << "  float *arena = storage.data();\n"
-     << "  (void)arena;\n";
-
-  for (const KernelCall &call : plan.calls) {
-    os << "  { // " << call.opName << " " << call.location << "\n";
-    if (call.kind == KernelCall::Kind::CacheAppend) {
-      const CacheDesc &cache = plan.caches[call.args[1].slot.index];
-      os << "    std::memcpy(args->cache + " << cache.offset << " + static_cast<size_t>(P) * "
-         << cache.width << ", " << slotPointer(call.args[0].slot, plan)
-         << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n  }\n";
-      continue;
-    }
-    const KernelDesc &kernel = plan.kernels[call.kernel];
-    for (size_t a = 0; a < call.args.size(); ++a) {
-      const CallArg &arg = call.args[a];
-      if (arg.shape.isScalar)
-        continue;
-      os << "    View a" << a << "(" << slotPointer(arg.slot, plan) << ", "
-         << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
-      llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
-      os << "});\n";
-    }
-    os << "    if (int rc = tmk_" << kernel.name() << "(";
-    for (size_t a = 0; a < call.args.size(); ++a) {
-      os << (a ? ", " : "");
-      if (call.args[a].shape.isScalar)
-        os << slotPointer(call.args[a].slot, plan);
-      else
-        os << "a" << a << ".get()";
-    }
-    os << "))\n      return kernelFailed(err, errLen, "
-       << quote(call.opName + " (" + call.location + ")") << ", rc);\n  }\n";
+     << options.defaultThreads << ");\n";
+  if (plan.hasEncode) {
+    // The source is encoded once, by the first run of a sequence; later runs
+    // read its keys and values from the cross-attention caches.
+    os << "  if (P == 0) {\n";
+    openScope(plan.encodeArenaWidth, "S", "args->source_tokens", "args->segments");
+    emitCalls(KernelCall::Phase::Encode);
+    os << "  }\n";
   }
-  os << "  return 0;\n}\n\n";
+  os << "  {\n";
+  // In an encoder-decoder model the segment ids label the source; the
+  // decoder's tokens are segment 0.
+  openScope(plan.arenaWidth, "static_cast<int32_t>(args->num_tokens)", "args->tokens",
+            plan.hasEncode ? "static_cast<const int32_t *>(nullptr)" : "args->segments");
+  emitCalls(KernelCall::Phase::Step);
+  os << "  }\n  return 0;\n}\n\n";
 
   os << "const tmr_model_desc kModel = {\n"
      << "  TMR_ABI_VERSION, " << quote(spec.name) << ", \"" << outputKind(spec) << "\", "
      << spec.vocab << ", " << spec.maxSeq << ", " << plan.outputWidth << ", "
-     << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ",\n"
+     << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ", "
+     << (plan.hasEncode ? 1 : 0) << ",\n"
      << "  " << manifest.size() << ", kTensors, run,\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_model(void) { return &kModel; }\n";
   return text;

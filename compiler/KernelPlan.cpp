@@ -299,6 +299,139 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   return {};
 }
 
+namespace {
+
+/// Forms the calls of one function (@encode or @forward) into the plan.
+class FunctionPlanner {
+public:
+  FunctionPlanner(KernelPlan &plan, std::map<std::string, size_t> &kernelByName,
+                  const std::map<std::string, int64_t> &weightIndex)
+      : out(plan), kernelByName(kernelByName), weightIndex(weightIndex) {}
+
+  /// Appends `func`'s calls with `phase`; `result` (may be null) is the value
+  /// the executable returns. Returns the arena width the function needs.
+  FailureOr<int64_t> planFunction(func::FuncOp func, KernelCall::Phase phase, Value result) {
+    slots[func.getArgument(0)] = {Slot::Kind::Tokens, 0, 0};
+    slots[func.getArgument(1)] = {Slot::Kind::Offset, 0, 0};
+    if (func.getNumArguments() > 2)
+      slots[func.getArgument(2)] = {Slot::Kind::Segments, 0, 0};
+    firstCall = out.calls.size();
+
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (auto weight = dyn_cast<tm::WeightOp>(op)) {
+        auto it = weightIndex.find(weight.getName().str());
+        if (it == weightIndex.end())
+          return weight.emitOpError("names tensor '")
+                     << weight.getName() << "', which is not in the model's manifest",
+                 failure();
+        slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
+        continue;
+      }
+      if (auto read = dyn_cast<tm::CacheReadOp>(op)) {
+        auto it = cacheByName.find(read.getName().str());
+        if (it == cacheByName.end())
+          return read.emitOpError("reads cache '") << read.getName()
+                                                   << "', which nothing writes", failure();
+        slots[read.getResult()] = {Slot::Kind::Cache, static_cast<int64_t>(it->second),
+                                   width(read.getResult())};
+        rowCount[read.getResult()] = BufferShape::kSource;
+        continue;
+      }
+      if (failed(planOp(op, phase, result)))
+        return failure();
+    }
+    std::vector<KernelCall> calls(out.calls.begin() + firstCall, out.calls.end());
+    int64_t arenaWidth = assignArenaOffsets(calls, lastUse);
+    std::copy(calls.begin(), calls.end(), out.calls.begin() + firstCall);
+    return arenaWidth;
+  }
+
+  /// Caches are shared between functions: @encode writes what @forward reads.
+  std::map<std::string, size_t> cacheByName;
+
+private:
+  int64_t rowsOf(Value v) {
+    if (auto it = rowCount.find(v); it != rowCount.end())
+      return it->second;
+    int64_t rows = cast<ShapedType>(v.getType()).getDimSize(0);
+    return ShapedType::isDynamic(rows) ? BufferShape::kTokens : rows;
+  }
+
+  /// Call indices are local to this function until offsets are assigned.
+  Slot use(Value operand, size_t callIndex) {
+    Slot slot = slots.lookup(operand);
+    if (slot.kind == Slot::Kind::Arena)
+      lastUse[slot.index] = callIndex;
+    return slot;
+  }
+
+  LogicalResult planOp(Operation &op, KernelCall::Phase phase, Value result) {
+    size_t callIndex = out.calls.size() - firstCall;
+    if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
+      CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
+                      out.cacheFloats};
+      out.cacheFloats += cache.width * cache.capacity;
+      Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
+      cacheByName[cache.name] = out.caches.size();
+      out.caches.push_back(cache);
+      KernelCall call;
+      call.kind = KernelCall::Kind::CacheAppend;
+      call.phase = phase;
+      call.opName = op.getName().getStringRef().str();
+      call.location = describeLocation(op.getLoc());
+      call.args.push_back({use(append.getInput(), callIndex),
+                           {false, false, {cache.width, BufferShape::kTokens}}});
+      call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
+      out.calls.push_back(std::move(call));
+      lastUse.push_back(callIndex);
+      slots[append.getResult()] = cacheSlot;
+      rowCount[append.getResult()] = BufferShape::kKeys;
+      return success();
+    }
+    if (!isa<tm::TMDialect>(op.getDialect()) || op.getNumResults() != 1)
+      return op.emitOpError("cannot be mapped to a kernel");
+
+    KernelDesc desc = describe(&op);
+    auto [it, inserted] = kernelByName.try_emplace(desc.name(), out.kernels.size());
+    if (inserted)
+      out.kernels.push_back(desc);
+    std::vector<BufferShape> signature = kernelSignature(desc);
+
+    KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {},
+                    op.getName().getStringRef().str(), describeLocation(op.getLoc())};
+    // Bind each parameter's symbolic row extent to what this call's value has.
+    auto bind = [&](BufferShape shape, Value value) {
+      if (!shape.isScalar && !shape.extents.empty() &&
+          shape.extents.back() == BufferShape::kTokens && isa<ShapedType>(value.getType()) &&
+          cast<ShapedType>(value.getType()).getRank() == 2)
+        shape.extents.back() = rowsOf(value);
+      return shape;
+    };
+    for (auto [index, operand] : llvm::enumerate(op.getOperands()))
+      call.args.push_back({use(operand, callIndex), bind(signature[index], operand)});
+    Value value = op.getResult(0);
+    Slot outSlot{value == result ? Slot::Kind::Output : Slot::Kind::Arena,
+                 static_cast<int64_t>(callIndex), width(value)};
+    slots[value] = outSlot;
+    call.args.push_back({outSlot, bind(signature.back(), value)});
+    if (call.args.size() != signature.size())
+      return op.emitOpError("does not match its kernel's signature");
+    out.calls.push_back(std::move(call));
+    lastUse.push_back(callIndex);
+    return success();
+  }
+
+  KernelPlan &out;
+  std::map<std::string, size_t> &kernelByName;
+  const std::map<std::string, int64_t> &weightIndex;
+  llvm::DenseMap<Value, Slot> slots;
+  llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
+  std::vector<size_t> lastUse; // per call: the last call that reads its result
+  size_t firstCall = 0;
+};
+
+} // namespace
+
 FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string> &manifest) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -309,98 +442,33 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
 
   KernelPlan plan;
   std::map<std::string, size_t> kernelByName;
-  // Until offsets are assigned, an arena slot's index is its defining call.
-  llvm::DenseMap<Value, Slot> slots;
-  llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
-  std::vector<size_t> lastUse; // per call: the last call that reads its result
-  slots[forward.getArgument(0)] = {Slot::Kind::Tokens, 0, 0};
-  slots[forward.getArgument(1)] = {Slot::Kind::Offset, 0, 0};
-  if (forward.getNumArguments() > 2)
-    slots[forward.getArgument(2)] = {Slot::Kind::Segments, 0, 0};
+  std::map<std::string, size_t> caches;
+  if (auto encode = module.lookupSymbol<func::FuncOp>("encode")) {
+    FunctionPlanner planner(plan, kernelByName, weightIndex);
+    FailureOr<int64_t> width = planner.planFunction(encode, KernelCall::Phase::Encode, Value());
+    if (failed(width))
+      return failure();
+    plan.encodeArenaWidth = *width;
+    plan.hasEncode = true;
+    caches = planner.cacheByName;
+  }
   auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
   Value result = returnOp.getOperand(0);
   plan.outputWidth = width(result);
   int64_t resultRows = cast<ShapedType>(result.getType()).getDimSize(0);
   plan.outputRows = ShapedType::isDynamic(resultRows) ? 0 : resultRows;
 
-  auto rowsOf = [&](Value v) -> int64_t {
-    if (auto it = rowCount.find(v); it != rowCount.end())
-      return it->second;
-    auto type = cast<ShapedType>(v.getType());
-    int64_t rows = type.getDimSize(0);
-    return ShapedType::isDynamic(rows) ? BufferShape::kTokens : rows;
-  };
-
-  for (Operation &op : forward.getBody().front().without_terminator()) {
-    if (auto weight = dyn_cast<tm::WeightOp>(op)) {
-      auto it = weightIndex.find(weight.getName().str());
-      if (it == weightIndex.end())
-        return weight.emitOpError("names tensor '") << weight.getName()
-               << "', which is not in the model's manifest", failure();
-      slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
-      continue;
-    }
-    size_t callIndex = plan.calls.size();
-    auto use = [&](Value operand) {
-      Slot slot = slots.lookup(operand);
-      if (slot.kind == Slot::Kind::Arena)
-        lastUse[slot.index] = callIndex;
-      return slot;
-    };
-
-    if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
-      CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
-                      plan.cacheFloats};
-      plan.cacheFloats += cache.width * cache.capacity;
-      Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(plan.caches.size()), cache.width};
-      plan.caches.push_back(cache);
-      KernelCall call;
-      call.kind = KernelCall::Kind::CacheAppend;
-      call.opName = op.getName().getStringRef().str();
-      call.location = describeLocation(op.getLoc());
-      call.args.push_back({use(append.getInput()), {false, false, {cache.width, BufferShape::kTokens}}});
-      call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
-      plan.calls.push_back(std::move(call));
-      lastUse.push_back(callIndex);
-      slots[append.getResult()] = cacheSlot;
-      rowCount[append.getResult()] = BufferShape::kKeys;
-      continue;
-    }
-    if (!isa<tm::TMDialect>(op.getDialect()) || op.getNumResults() != 1)
-      return op.emitOpError("cannot be mapped to a kernel"), failure();
-
-    KernelDesc desc = describe(&op);
-    std::string name = desc.name();
-    auto [it, inserted] = kernelByName.try_emplace(name, plan.kernels.size());
-    if (inserted)
-      plan.kernels.push_back(desc);
-    std::vector<BufferShape> signature = kernelSignature(desc);
-
-    KernelCall call{KernelCall::Kind::Kernel, it->second, {}, op.getName().getStringRef().str(),
-                    describeLocation(op.getLoc())};
-    // Bind each parameter's symbolic row extent to what this call's value has.
-    auto bind = [&](BufferShape shape, Value value) {
-      if (!shape.isScalar && !shape.extents.empty() &&
-          shape.extents.back() == BufferShape::kTokens && isa<ShapedType>(value.getType()) &&
-          cast<ShapedType>(value.getType()).getRank() == 2)
-        shape.extents.back() = rowsOf(value);
-      return shape;
-    };
-    for (auto [index, operand] : llvm::enumerate(op.getOperands()))
-      call.args.push_back({use(operand), bind(signature[index], operand)});
-    Value out = op.getResult(0);
-    Slot outSlot{out == result ? Slot::Kind::Output : Slot::Kind::Arena,
-                 static_cast<int64_t>(callIndex), width(out)};
-    slots[out] = outSlot;
-    call.args.push_back({outSlot, bind(signature.back(), out)});
-    if (call.args.size() != signature.size())
-      return op.emitOpError("does not match its kernel's signature"), failure();
-    plan.calls.push_back(std::move(call));
-    lastUse.push_back(callIndex);
-  }
-  if (!slots.count(result) || slots[result].kind != Slot::Kind::Output)
+  FunctionPlanner planner(plan, kernelByName, weightIndex);
+  planner.cacheByName = caches;
+  FailureOr<int64_t> width = planner.planFunction(forward, KernelCall::Phase::Step, result);
+  if (failed(width))
+    return failure();
+  plan.arenaWidth = *width;
+  bool computed = llvm::any_of(plan.calls, [](const KernelCall &call) {
+    return call.args.back().slot.kind == Slot::Kind::Output;
+  });
+  if (!computed)
     return forward.emitError("the model's result is not computed by a kernel"), failure();
-  plan.arenaWidth = assignArenaOffsets(plan.calls, lastUse);
   return plan;
 }
 
@@ -414,9 +482,10 @@ void printShape(const BufferShape &b, llvm::raw_ostream &os) {
   llvm::interleave(
       b.extents, os,
       [&](int64_t e) {
-        os << (e == BufferShape::kTokens ? "T"
-               : e == BufferShape::kKeys ? "P+T"
-                                         : std::to_string(e));
+        os << (e == BufferShape::kTokens   ? "T"
+               : e == BufferShape::kKeys   ? "P+T"
+               : e == BufferShape::kSource ? "S"
+                                           : std::to_string(e));
       },
       "x");
   os << "]";
@@ -438,7 +507,8 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
   }
   os << "\ncalls:\n";
   for (const KernelCall &call : plan.calls) {
-    os << "  " << (call.kind == KernelCall::Kind::CacheAppend ? std::string("append")
+    os << "  " << (call.phase == KernelCall::Phase::Encode ? "encode: " : "")
+       << (call.kind == KernelCall::Kind::CacheAppend ? std::string("append")
                                                                : "k" + std::to_string(call.kernel))
        << "(";
     llvm::interleaveComma(call.args, os, [&](const CallArg &arg) {

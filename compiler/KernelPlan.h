@@ -77,6 +77,7 @@ struct KernelDesc {
 struct BufferShape {
   static constexpr int64_t kTokens = -1;
   static constexpr int64_t kKeys = -2;
+  static constexpr int64_t kSource = -3; ///< the encoder's source tokens
   bool isInt32 = false;
   bool isScalar = false;
   std::vector<int64_t> extents;
@@ -102,6 +103,9 @@ struct KernelCall {
   /// Kernel runs kernels[kernel]; CacheAppend copies args[0]'s rows into the
   /// cache args[1] after the rows already there.
   enum class Kind { Kernel, CacheAppend } kind = Kind::Kernel;
+  /// Encode calls run once per source (the first run of a sequence, over the
+  /// source tokens); Step calls run every time.
+  enum class Phase { Encode, Step } phase = Phase::Step;
   size_t kernel = 0;        ///< index into KernelPlan::kernels
   std::vector<CallArg> args; ///< inputs in signature order, then the output
   std::string opName;       ///< e.g. "tm.linear"
@@ -122,6 +126,8 @@ struct KernelPlan {
   std::vector<CacheDesc> caches;
   int64_t cacheFloats = 0;  ///< all caches together
   int64_t arenaWidth = 0;   ///< arena size in units of T floats
+  bool hasEncode = false;   ///< an encoder-decoder model: @encode runs first
+  int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats
   int64_t outputWidth = 0;
   int64_t outputRows = 0;   ///< 0: one row per token; else a fixed count (classifier: 1)
 };

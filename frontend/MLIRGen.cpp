@@ -45,27 +45,27 @@ public:
     if (!checkSupported())
       return nullptr;
 
-    auto tokensType = RankedTensorType::get({ShapedType::kDynamic}, builder.getI32Type());
     hiddenType = activations(spec.dModel);
+    builder.setInsertionPointToEnd(module->getBody());
+    if (spec.isEncoderDecoder())
+      buildEncode(modelLoc);
+
+    // @forward(tokens, offset[, segment ids]) -> output.
     int64_t outRows = spec.output == OutputKind::Classifier ? 1 : ShapedType::kDynamic;
     auto outType = RankedTensorType::get({outRows, spec.outputWidth()}, builder.getF32Type());
-    // (tokens, offset[, segment ids])
-    SmallVector<Type> inputs = {tokensType, builder.getI32Type()};
-    if (spec.segments > 0)
-      inputs.push_back(tokensType);
-    auto funcType = builder.getFunctionType(inputs, {outType});
-    builder.setInsertionPointToEnd(module->getBody());
-    auto func = builder.create<func::FuncOp>(modelLoc, "forward", funcType);
+    auto func = builder.create<func::FuncOp>(modelLoc, "forward",
+                                             builder.getFunctionType(inputTypes(), {outType}));
     builder.setInsertionPointToStart(func.addEntryBlock());
-    offset = func.getArgument(1);
-    if (spec.segments > 0)
-      segmentIds = func.getArgument(2);
+    bindInputs(func);
 
-    Value x = buildEmbedding(func.getArgument(0));
     const bool decoder = spec.decoder.present;
+    // An encoder-decoder decoder has its own table unless embeddings are shared.
+    std::string table =
+        spec.isEncoderDecoder() && !spec.shareEmbeddings ? "decoder.embed.tokens" : "embed.tokens";
+    Value x = buildEmbedding(func.getArgument(0), table);
     x = buildStack(decoder ? "decoder" : "encoder", decoder ? spec.decoder : spec.encoder, x,
                    decoder);
-    x = buildOutput(x);
+    x = buildOutput(x, table);
     if (failed(result))
       return nullptr;
     builder.create<func::ReturnOp>(modelLoc, x);
@@ -92,6 +92,46 @@ private:
     return NameLoc::get(builder.getStringAttr(name), fileLoc);
   }
 
+  /// (tokens, offset[, segment ids]): the arguments of @encode and @forward.
+  SmallVector<Type> inputTypes() {
+    auto tokensType = RankedTensorType::get({ShapedType::kDynamic}, builder.getI32Type());
+    SmallVector<Type> inputs = {tokensType, builder.getI32Type()};
+    if (spec.segments > 0)
+      inputs.push_back(tokensType);
+    return inputs;
+  }
+
+  void bindInputs(func::FuncOp func) {
+    offset = func.getArgument(1);
+    segmentIds = spec.segments > 0 ? func.getArgument(2) : Value();
+  }
+
+  /// @encode(source, offset[, segment ids]): the encoder runs once per source
+  /// and leaves, for every decoder layer, the cross-attention keys and values
+  /// in caches that each decoding step of @forward reads.
+  void buildEncode(Location modelLoc) {
+    auto func = builder.create<func::FuncOp>(modelLoc, "encode",
+                                             builder.getFunctionType(inputTypes(), {}));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(func.addEntryBlock());
+    bindInputs(func);
+    Value memory = buildEmbedding(func.getArgument(0), "embed.tokens");
+    memory = buildStack("encoder", spec.encoder, memory, /*decoder=*/false);
+    for (int64_t i = 0; i < spec.decoder.layers; ++i) {
+      const LayerSpec &layer = spec.decoder.layer(i);
+      std::string prefix = "decoder.layers." + std::to_string(i) + ".cross_attn";
+      Location at = loc(layer.attentionLoc, prefix);
+      int64_t kvWidth = layer.kvHeads * layer.headDim;
+      for (const char *which : {"k", "v"}) {
+        Value rows = linear(memory, prefix + "." + which, kvWidth, layer.bias, at);
+        builder.create<tm::CacheAppendOp>(at, rows.getType(), rows, offset,
+                                          builder.getStringAttr(prefix + "." + which),
+                                          builder.getI64IntegerAttr(spec.maxSeq));
+      }
+    }
+    builder.create<func::ReturnOp>(modelLoc);
+  }
+
   bool unsupported(llvm::SMLoc at, const Twine &what) {
     emitError(loc(at, spec.name)) << what << " is not supported yet by this version of tmc";
     return false;
@@ -101,8 +141,6 @@ private:
   /// rest is refused here, at the spec line, rather than miscompiled.
   bool checkSupported() {
     bool ok = true;
-    if (spec.isEncoderDecoder())
-      ok &= unsupported(spec.decoder.loc, "an encoder-decoder model");
     if (spec.dtype != DType::F32)
       ok &= unsupported(spec.loc, "a weight dtype other than f32");
     for (const StackSpec *stack : {&spec.encoder, &spec.decoder}) {
@@ -167,11 +205,11 @@ private:
                                       builder.getF64FloatAttr(spec.eps));
   }
 
-  Value buildEmbedding(Value tokens) {
+  Value buildEmbedding(Value tokens, const std::string &table) {
     Location at = loc(spec.loc, "embed");
     double scale = spec.embedScale ? std::sqrt(static_cast<double>(spec.dModel)) : 1.0;
     Value x = builder.create<tm::EmbedOp>(
-        at, hiddenType, tokens, offset, weight("embed.tokens", at), Value(),
+        at, hiddenType, tokens, offset, weight(table, at), Value(),
         builder.getF64FloatAttr(scale), builder.getStringAttr("none"));
     if (spec.position == PositionKind::Sinusoidal || spec.position == PositionKind::Learned) {
       Location posAt = loc(spec.positionLoc, "embed.positions");
@@ -241,6 +279,26 @@ private:
     return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
   }
 
+  /// Queries from the decoder, keys and values from the encoder's output,
+  /// which @encode left in caches. No causal mask, rope or alibi here.
+  Value buildCrossAttention(Value x, const LayerSpec &layer, const std::string &prefix) {
+    Location at = loc(layer.attentionLoc, prefix);
+    int64_t qWidth = layer.heads * layer.headDim, kvWidth = layer.kvHeads * layer.headDim;
+    Value q = linear(x, prefix + ".q", qWidth, layer.bias, at);
+    auto read = [&](const char *which) {
+      return builder.create<tm::CacheReadOp>(at, activations(kvWidth),
+                                             builder.getStringAttr(prefix + "." + which),
+                                             builder.getI64IntegerAttr(spec.maxSeq));
+    };
+    Value k = read("k"), v = read("v");
+    auto attention = builder.create<tm::AttentionOp>(
+        at, activations(qWidth), q, k, v, builder.getI64IntegerAttr(layer.heads),
+        builder.getI64IntegerAttr(layer.kvHeads), builder.getI64IntegerAttr(layer.headDim),
+        builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
+        maskAttr(MaskSpec(), /*decoder=*/false), UnitAttr());
+    return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
+  }
+
   Value buildFeedForward(Value x, const LayerSpec &layer, const std::string &prefix) {
     Location at = loc(layer.ffnLoc, prefix);
     bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
@@ -278,7 +336,12 @@ private:
       x = sublayer(x, layer, prefix + ".norm1", [&](Value in) {
         return buildAttention(in, layer, prefix + ".self_attn", decoder);
       });
-      x = sublayer(x, layer, prefix + ".norm2",
+      bool cross = decoder && stack.crossAttention;
+      if (cross)
+        x = sublayer(x, layer, prefix + ".norm2", [&](Value in) {
+          return buildCrossAttention(in, layer, prefix + ".cross_attn");
+        });
+      x = sublayer(x, layer, prefix + (cross ? ".norm3" : ".norm2"),
                    [&](Value in) { return buildFeedForward(in, layer, prefix + ".ffn"); });
     }
     if (stack.finalNorm)
@@ -287,7 +350,7 @@ private:
     return x;
   }
 
-  Value buildOutput(Value x) {
+  Value buildOutput(Value x, const std::string &table) {
     Location at = loc(spec.outputLoc, "output");
     switch (spec.output) {
     case OutputKind::Hidden:
@@ -295,7 +358,7 @@ private:
     case OutputKind::LMHead: {
       // A tied head is a linear layer whose [vocab, d_model] weight is the
       // token table itself.
-      Value w = weight(spec.tiedHead ? "embed.tokens" : "output.weight", at);
+      Value w = weight(spec.tiedHead ? table : "output.weight", at);
       Value b = maybeWeight(spec.headBias, "output.bias", at);
       return builder.create<tm::LinearOp>(at, activations(spec.vocab), x, w, b,
                                           builder.getStringAttr("none"));

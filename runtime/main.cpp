@@ -38,7 +38,7 @@ namespace {
 constexpr int kMaxThreads = 1024;
 
 struct Options {
-  std::string weights, tokens, segments, output, threads, maxNew, stop;
+  std::string weights, tokens, sourceTokens, segments, output, threads, maxNew, stop;
   std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
   bool help = false, json = false;
 };
@@ -62,8 +62,10 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                "  --weights FILE  safetensors weights matching the model's manifest\n"
                "                  (`tmc manifest` lists them, `tmc init-weights` makes some)\n"
                "  --tokens LIST   comma-separated token ids, each in [0, %lld), 1 to %lld of them\n"
-               "  --segments LIST segment (token type) ids, one per token (models with segments;\n"
-               "                  default all 0)\n"
+               "  --source-tokens LIST  an encoder-decoder model's source (the encoder's input);\n"
+               "                  --tokens is then the decoder's prompt\n"
+               "  --segments LIST segment (token type) ids, one per token of the first stack's\n"
+               "                  input (models with segments; default all 0)\n"
                "  --output FILE   write the output as a NumPy .npy file instead of printing a\n"
                "                  summary\n"
                "  --threads N     worker threads, 0 (the default) for all cores, at most %d\n"
@@ -93,6 +95,7 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
     std::string *value;
   } flags[] = {{"--weights", &options->weights},
                {"--tokens", &options->tokens},
+               {"--source-tokens", &options->sourceTokens},
                {"--segments", &options->segments},
                {"--output", &options->output},
                {"--threads", &options->threads},
@@ -246,6 +249,7 @@ bool checkDesc(const tmr_model_desc *desc, std::string *error) {
             desc->vocab - 1 <= std::numeric_limits<int32_t>::max() && desc->max_seq > 0 &&
             desc->output_width > 0 && desc->num_tensors >= 0 && desc->output_rows >= 0 &&
             desc->cache_floats >= 0 && desc->segments >= 0 &&
+            (desc->encoder_decoder == 0 || desc->encoder_decoder == 1) &&
             (desc->num_tensors == 0 || desc->tensors) &&
             desc->max_seq <= std::numeric_limits<int64_t>::max() / desc->output_width;
   if (!ok)
@@ -453,12 +457,24 @@ int runMain(int argc, char **argv) {
                        "-token prompt exceed max_seq (" + std::to_string(desc->max_seq) +
                        "); at most " + std::to_string(desc->max_seq - numTokens) + " fit");
 
+  std::vector<int32_t> source;
+  if (desc->encoder_decoder) {
+    if (options.sourceTokens.empty())
+      return reportError("--source-tokens is required: this encoder-decoder model encodes a "
+                         "source and decodes --tokens from it");
+    if (!parseTokens(options.sourceTokens, *desc, &source, &error))
+      return reportError("--source-tokens" + error.substr(error.find(':')));
+  } else if (!options.sourceTokens.empty()) {
+    return reportError("--source-tokens: this model has no encoder-decoder structure");
+  }
   std::vector<int32_t> segments;
   if (!options.segments.empty() &&
-      !parseSegments(options.segments, *desc, tokens.size(), &segments, &error))
+      !parseSegments(options.segments, *desc, desc->encoder_decoder ? source.size() : tokens.size(),
+                     &segments, &error))
     return reportError(error);
 
   tmr::Session session(*desc, pointers, static_cast<int32_t>(threads));
+  session.setSource(source);
   // The prompt, once; then one decoding step per new token, reading the caches.
   std::vector<float> output;
   if (!session.run(tokens, segments, &output, &error))

@@ -24,6 +24,8 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.num_tokens = count;
   args.segments = segments.empty() ? nullptr : segments.data();
   args.offset = cachedTokens;
+  args.source_tokens = source.empty() ? nullptr : source.data();
+  args.num_source_tokens = static_cast<int64_t>(source.size());
   args.cache = cache.data();
   args.output = output->data();
   args.num_threads = threadCount;
@@ -43,6 +45,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
 
 void Session::copyStateFrom(const Session &other) {
   cache = other.cache;
+  source = other.source;
   cachedTokens = other.cachedTokens;
 }
 

@@ -25,6 +25,9 @@ public:
   bool run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
            std::vector<float> *output, std::string *error);
 
+  /// An encoder-decoder's source, encoded by the first run and read by all.
+  void setSource(std::vector<int32_t> tokens) { source = std::move(tokens); }
+
   /// Takes over `other`'s caches and position (same model).
   void copyStateFrom(const Session &other);
 
@@ -38,6 +41,7 @@ private:
   const std::vector<const void *> *weightPointers;
   int32_t threadCount;
   std::vector<float> cache;
+  std::vector<int32_t> source;
   int64_t cachedTokens = 0;
 };
 

@@ -37,6 +37,8 @@ typedef struct tmr_run_args {
   int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq */
   const int32_t *segments;    /* [num_tokens] segment ids in [0, segments), or NULL for all 0 */
   int64_t offset;             /* tokens of this sequence in the caches (0: a new sequence) */
+  const int32_t *source_tokens; /* encoder-decoder: the source, read when offset == 0 */
+  int64_t num_source_tokens;  /* encoder-decoder: the source's length, on every run */
   float *cache;               /* [cache_floats], caller-owned, kept across a sequence's runs */
   float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
                                  or output_rows when that is non-zero */
@@ -56,6 +58,7 @@ typedef struct tmr_model_desc {
   int64_t output_rows;        /* 0: one output row per token; else fixed (a classifier: 1) */
   int64_t cache_floats;       /* 0 for a model without key/value caches (an encoder) */
   int64_t segments;           /* segment (token type) ids the model accepts; 0: none */
+  int32_t encoder_decoder;    /* 1: runs need source tokens (args.source_tokens) */
   int32_t num_tensors;
   const tmr_tensor_desc *tensors;
   tmr_run_fn run;

@@ -258,6 +258,23 @@ def TM_CacheAppendOp : TM_Op<"cache_append",
   }];
 }
 
+def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
+  let summary = "Reads every row a cache holds (the encoder's keys or values)";
+  let description = [{
+    An encoder-decoder model encodes its source once: `@encode` appends the
+    cross-attention keys and values of every decoder layer to caches, and
+    each decoding step of `@forward` reads them back with this op. The result
+    has one row per source token.
+
+    ```mlir
+    %keys = tm.cache_read {capacity = 64 : i64, name = "decoder.layers.0.cross_attn.k"} : tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$capacity);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def TM_PoolOp : TM_Op<"pool", [Pure]> {
   let summary = "Pools a sequence into one row (first token, or mean)";
   let description = [{

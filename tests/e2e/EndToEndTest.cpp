@@ -186,7 +186,15 @@ TEST_P(EndToEnd, MatchesOracle) {
     std::string outPath = dir.path + "/out.npy";
     std::error_code ec;
     fs::remove(outPath, ec);
-    if (!runOk(quote(model) + " --weights " + quote(weightsPath) +
+    // An encoder-decoder model decodes `tokens` from a fixed source.
+    std::vector<int32_t> source;
+    std::string sourceFlag;
+    if (spec.isEncoderDecoder()) {
+      for (int64_t i = 0; i < std::min<int64_t>(spec.maxSeq, 9); ++i)
+        source.push_back(static_cast<int32_t>((i * 5 + 2) % spec.vocab));
+      sourceFlag = " --source-tokens " + joinTokens(source);
+    }
+    if (!runOk(quote(model) + " --weights " + quote(weightsPath) + sourceFlag +
                " --tokens " + list + " --output " + quote(outPath)))
       continue;
 
@@ -200,6 +208,7 @@ TEST_P(EndToEnd, MatchesOracle) {
 
     tmc::ref::Inputs inputs;
     inputs.tokens = tokens;
+    inputs.sourceTokens = source;
     auto expected = tmc::ref::evaluate(spec, weights->lookup(), inputs, &error);
     ASSERT_TRUE(expected) << error;
     ASSERT_EQ(actual.size(), expected->size());
@@ -245,8 +254,15 @@ TEST_P(Generation, CachedStepsMatchFullRecomputation) {
 
   const std::vector<int32_t> prompt = {3, 1, 4, 1, 5};
   const int maxNew = 8;
+  // Encoder-decoder models decode from a source, encoded once per sequence.
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  tmc::LoadedSpec loaded = tmc::loadSpec(specPath, stream);
+  ASSERT_TRUE(loaded.spec) << diagnostics;
+  std::string sourceFlag =
+      loaded.spec->isEncoderDecoder() ? " --source-tokens 2,7,1,8,2,8" : std::string();
   CommandResult generated;
-  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
+  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + sourceFlag + " --tokens " +
                         joinTokens(prompt) + " --max-new " + std::to_string(maxNew) + " --json",
                     &generated));
   size_t at = generated.output.find("\"generated\": [");
@@ -264,7 +280,7 @@ TEST_P(Generation, CachedStepsMatchFullRecomputation) {
   std::vector<int32_t> sequence = prompt;
   sequence.insert(sequence.end(), tokens.begin(), tokens.end() - 1);
   std::string outPath = dir.path + "/full.npy";
-  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
+  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + sourceFlag + " --tokens " +
                     joinTokens(sequence) + " --output " + quote(outPath)));
   std::vector<int64_t> shape;
   std::vector<float> logits;
@@ -283,14 +299,15 @@ TEST_P(Generation, CachedStepsMatchFullRecomputation) {
   }
 }
 
-/// The specs of decoders with an LM head: the ones that generate.
+/// The specs of decoders (alone or after an encoder) with an LM head: the
+/// ones that generate.
 std::vector<std::string> generatingSpecs() {
   std::vector<std::string> result;
   for (const std::string &spec : specFiles()) {
     std::string diagnostics;
     llvm::raw_string_ostream stream(diagnostics);
     tmc::LoadedSpec loaded = tmc::loadSpec((fs::path(TMC_SOURCE_DIR) / spec).string(), stream);
-    if (loaded.spec && loaded.spec->decoder.present && !loaded.spec->encoder.present &&
+    if (loaded.spec && loaded.spec->decoder.present &&
         loaded.spec->output == tmc::OutputKind::LMHead)
       result.push_back(spec);
   }

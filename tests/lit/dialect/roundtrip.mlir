@@ -33,3 +33,10 @@ func.func @classifier(%x: tensor<?x8xf32>) -> tensor<1x8xf32> {
   %p = tm.pool %x {kind = "mean"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
   return %p : tensor<1x8xf32>
 }
+
+// CHECK-LABEL: func.func @cross_attention_keys
+func.func @cross_attention_keys() -> tensor<?x8xf32> {
+  // CHECK: tm.cache_read {capacity = 16 : i64, name = "decoder.layers.0.cross_attn.k"} : tensor<?x8xf32>
+  %k = tm.cache_read {name = "decoder.layers.0.cross_attn.k", capacity = 16 : i64} : tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}

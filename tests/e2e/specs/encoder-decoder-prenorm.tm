@@ -1,0 +1,12 @@
+# An encoder-decoder with pre-norm stacks, final norms, sinusoidal positions,
+# embed_scale and shared embeddings (the Transformer base's conventions).
+model seq2seq_pre {
+  vocab = 37
+  d_model = 24
+  max_seq = 20
+  position = sinusoidal
+  embed_scale = true
+  output = lm_head(tied = true)
+  encoder { layers = 1; heads = 3; d_ff = 40; norm = pre(layernorm(eps = 1e-5)); final_norm = layernorm(eps = 1e-5) }
+  decoder { layers = 2; heads = 3; d_ff = 40; norm = pre(rmsnorm(eps = 1e-6)); final_norm = rmsnorm(eps = 1e-6) }
+}
