@@ -2,6 +2,7 @@
 
 #include "compiler/InitWeights.h"
 
+#include "runtime/half.h"
 #include "runtime/safetensors.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -58,17 +59,23 @@ std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, u
 bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_t seed,
                          std::string *error) {
   std::vector<TensorSpec> manifest = buildManifest(spec);
-  if (spec.dtype != DType::F32) {
-    *error = "init-weights writes f32 weights only; this model has dtype " +
-             std::string(safetensorsDType(spec.dtype));
-    return false;
-  }
+  // f16/bf16 models get the same values, rounded to their storage type.
+  tmr_dtype dtype = spec.dtype == DType::F16    ? TMR_F16
+                    : spec.dtype == DType::BF16 ? TMR_BF16
+                                                : TMR_F32;
   std::vector<std::vector<float>> storage;
+  std::vector<std::vector<uint16_t>> narrow;
   storage.reserve(manifest.size());
+  narrow.reserve(manifest.size());
   std::vector<tmr::TensorToWrite> tensors;
   for (const TensorSpec &tensor : manifest) {
     storage.push_back(initTensor(spec, tensor, seed));
-    tensors.push_back({tensor.name, TMR_F32, tensor.shape, storage.back().data()});
+    const void *data = storage.back().data();
+    if (dtype != TMR_F32) {
+      narrow.push_back(tmr::narrowFromF32(storage.back().data(), storage.back().size(), dtype));
+      data = narrow.back().data();
+    }
+    tensors.push_back({tensor.name, dtype, tensor.shape, data});
   }
   return tmr::writeSafetensors(path, tensors, error);
 }

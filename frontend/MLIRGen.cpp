@@ -141,8 +141,6 @@ private:
   /// rest is refused here, at the spec line, rather than miscompiled.
   bool checkSupported() {
     bool ok = true;
-    if (spec.dtype != DType::F32)
-      ok &= unsupported(spec.loc, "a weight dtype other than f32");
     for (const StackSpec *stack : {&spec.encoder, &spec.decoder}) {
       if (!stack->present)
         continue;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/generate.h"
+#include "runtime/half.h"
 #include "runtime/npy.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
@@ -439,9 +440,19 @@ int runMain(int argc, char **argv) {
     return reportError(error);
   if (!tmr::checkTensors(*weights, options.weights, desc->tensors, desc->num_tensors, &error))
     return reportError(error);
+  // Kernels compute in f32: f16 and bf16 weights are widened once, here.
   std::vector<const void *> pointers;
-  for (int32_t i = 0; i < desc->num_tensors; ++i)
-    pointers.push_back(weights->find(desc->tensors[i].name)->data);
+  std::vector<std::vector<float>> widened;
+  for (int32_t i = 0; i < desc->num_tensors; ++i) {
+    const tmr::TensorView *tensor = weights->find(desc->tensors[i].name);
+    if (tensor->dtype == TMR_F32) {
+      pointers.push_back(tensor->data);
+      continue;
+    }
+    widened.push_back(tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype),
+                                      tensor->dtype));
+    pointers.push_back(widened.back().data());
+  }
 
   tmr::GenerationOptions generation;
   if (!parseGeneration(options, *desc, &generation, &error))

@@ -94,8 +94,6 @@ std::string checkLength(const std::optional<int64_t> &length, size_t count,
 } // namespace
 
 std::string checkSpec(const ModelSpec &spec) {
-  if (spec.dtype != DType::F32)
-    return "dtype f16/bf16 is not modelled (only f32)";
   if (spec.dModel <= 0 || spec.vocab <= 0 || spec.maxSeq <= 0)
     return "model shape is invalid (vocab, d_model and max_seq must be > 0)";
   if (!spec.encoder.present && !spec.decoder.present)

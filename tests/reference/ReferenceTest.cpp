@@ -256,13 +256,6 @@ TEST(ReferenceStack, BiasFalseIgnoresStrayBiases) {
   expectNear(out, {1, 2}, 1e-12);
 }
 
-TEST(ReferenceErrors, HalfPrecisionWeightsAreRefused) {
-  ModelSpec half = passThroughSpec(2);
-  half.dtype = DType::F16;
-  WeightStore weights(half);
-  EXPECT_NE(evaluateError(half, weights, tokensOnly({0})).find("dtype"), std::string::npos);
-}
-
 TEST(ReferenceErrors, MissingPerLayerSpecsAreRefused) {
   // Sema fills layerSpecs; a spec without them would otherwise make the
   // evaluator fall back on (or index past) the stack's base.

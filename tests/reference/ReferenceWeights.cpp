@@ -2,8 +2,21 @@
 
 #include "tests/reference/ReferenceWeights.h"
 
+#include "runtime/half.h"
+
 
 namespace tmc::ref {
+
+namespace {
+tmr_dtype storageType(DType dtype) {
+  switch (dtype) {
+  case DType::F16: return TMR_F16;
+  case DType::BF16: return TMR_BF16;
+  case DType::F32: break;
+  }
+  return TMR_F32;
+}
+} // namespace
 
 std::unique_ptr<ReferenceWeights>
 ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
@@ -17,9 +30,10 @@ ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
     std::string problem;
     if (!tensor)
       problem = "missing tensor '" + expected.name + "'";
-    else if (tensor->dtype != TMR_F32)
+    else if (tensor->dtype != storageType(expected.dtype))
       problem = "tensor '" + expected.name + "' has dtype " +
-                tmr::dtypeName(tensor->dtype) + ", the reference reads F32";
+                tmr::dtypeName(tensor->dtype) + ", expected " +
+                tmr::dtypeName(storageType(expected.dtype));
     else if (tensor->shape != expected.shape)
       problem = "tensor '" + expected.name + "' has shape " +
                 tmr::formatShape(tensor->shape) + ", expected " +
@@ -29,7 +43,14 @@ ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
         *error = path + ": " + problem;
       return nullptr;
     }
-    weights->byName[expected.name] = static_cast<const float *>(tensor->data);
+    if (tensor->dtype == TMR_F32) {
+      weights->byName[expected.name] = static_cast<const float *>(tensor->data);
+    } else {
+      // Weights are stored narrow and computed with in f32, as the contract says.
+      weights->widened.push_back(tmr::widenToF32(
+          tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype), tensor->dtype));
+      weights->byName[expected.name] = weights->widened.back().data();
+    }
   }
   return weights;
 }

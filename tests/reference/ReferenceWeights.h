@@ -12,6 +12,7 @@
 #include "tests/reference/Reference.h"
 
 #include <map>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,7 @@ private:
 
   std::unique_ptr<tmr::SafetensorsFile> file;
   std::map<std::string, const float *, std::less<>> byName;
+  std::vector<std::vector<float>> widened; ///< f16/bf16 tensors as f32
 };
 
 } // namespace tmc::ref
