@@ -80,6 +80,8 @@ std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
   case Slot::Kind::Tokens: return "tokens";
   case Slot::Kind::Offset: return "P";
   case Slot::Kind::Segments: return "segments";
+  case Slot::Kind::Length: return "L";
+  case Slot::Kind::SourceLength: return "SL";
   case Slot::Kind::Weight: return llvm::formatv("args->weights[{0}]", slot.index).str();
   case Slot::Kind::Arena: return llvm::formatv("arena + {0} * T", slot.index).str();
   case Slot::Kind::Output: return "args->output";
@@ -174,8 +176,9 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   };
   // Opens a phase's scope: its arena, and segment ids defaulting to 0.
   auto openScope = [&](int64_t arenaWidth, const char *rows, const char *tokens,
-                       const char *segments) {
+                       const char *segments, const char *length) {
     os << "    const int32_t T = " << rows << ";\n"
+       << "    const int32_t L = " << length << ";\n"
        << "    const int32_t *tokens = " << tokens << ";\n"
        << "    std::vector<float> storage;\n"
        << "    std::vector<int32_t> zeroSegments;\n"
@@ -188,7 +191,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    const int32_t *segments = " << segments << " ? " << segments
        << " : zeroSegments.data();\n"
        << "    float *arena = storage.data();\n"
-       << "    (void)tokens, (void)segments, (void)arena;\n";
+       << "    (void)tokens, (void)segments, (void)arena, (void)L;\n";
   };
 
   os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
@@ -211,6 +214,16 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    std::snprintf(err, errLen, \"this encoder-decoder model needs 1 to " << spec.maxSeq
        << " source tokens, %lld given\", static_cast<long long>(args->num_source_tokens));\n"
        << "    return 1;\n  }\n";
+  if (plan.hasEncode)
+    os << "  const int32_t SL = args->length > 0 ? static_cast<int32_t>(args->length) : S;\n"
+       << "  if (SL > S) {\n"
+       << "    std::snprintf(err, errLen, \"length %d exceeds the source's %d tokens\", SL, S);\n"
+       << "    return 1;\n  }\n";
+  else
+    os << "  if (args->length < 0 || args->length > args->num_tokens) {\n"
+       << "    std::snprintf(err, errLen, \"length %lld is outside [1, %lld]\", "
+          "static_cast<long long>(args->length), static_cast<long long>(args->num_tokens));\n"
+       << "    return 1;\n  }\n";
   os << "  halideMessage[0] = 0;\n"
      << "  halide_set_error_handler(captureHalideError);\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
@@ -219,7 +232,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
     // The source is encoded once, by the first run of a sequence; later runs
     // read its keys and values from the cross-attention caches.
     os << "  if (P == 0) {\n";
-    openScope(plan.encodeArenaWidth, "S", "args->source_tokens", "args->segments");
+    openScope(plan.encodeArenaWidth, "S", "args->source_tokens", "args->segments", "SL");
     emitCalls(KernelCall::Phase::Encode);
     os << "  }\n";
   }
@@ -227,7 +240,9 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   // In an encoder-decoder model the segment ids label the source; the
   // decoder's tokens are segment 0.
   openScope(plan.arenaWidth, "static_cast<int32_t>(args->num_tokens)", "args->tokens",
-            plan.hasEncode ? "static_cast<const int32_t *>(nullptr)" : "args->segments");
+            plan.hasEncode ? "static_cast<const int32_t *>(nullptr)" : "args->segments",
+            plan.hasEncode ? "P + T"
+                            : "args->length > 0 ? static_cast<int32_t>(args->length) : P + T");
   emitCalls(KernelCall::Phase::Step);
   os << "  }\n  return 0;\n}\n\n";
 

@@ -86,6 +86,7 @@ KernelDesc describe(Operation *op) {
         desc.mask.randomSeed = mask.getRandomSeed();
         desc.mask.maxSeq = mask.getMaxSeq();
         desc.mask.alibi = attention.getAlibi();
+        desc.hasLength = static_cast<bool>(attention.getLength());
       })
       .Case([&](tm::AddOp add) {
         desc.kind = KernelKind::Add;
@@ -273,6 +274,8 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   }
   case KernelKind::Attention: {
     BufferShape q{false, false, {k.headDim, k.heads, T}}, kv{false, false, {k.headDim, k.kvHeads, T}};
+    if (k.mask.padding)
+      return {q, kv, kv, offset, q}; // the scalar is the valid length
     return {q, kv, kv, q};
   }
   case KernelKind::Rope:
@@ -294,6 +297,8 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
     return sig;
   }
   case KernelKind::Pool:
+    if (k.variant == "mean")
+      return {rows, offset, {false, false, {k.width, 1}}}; // the scalar is the valid length
     return {rows, {false, false, {k.width, 1}}};
   }
   return {};
@@ -311,10 +316,23 @@ public:
   /// Appends `func`'s calls with `phase`; `result` (may be null) is the value
   /// the executable returns. Returns the arena width the function needs.
   FailureOr<int64_t> planFunction(func::FuncOp func, KernelCall::Phase phase, Value result) {
-    slots[func.getArgument(0)] = {Slot::Kind::Tokens, 0, 0};
-    slots[func.getArgument(1)] = {Slot::Kind::Offset, 0, 0};
-    if (func.getNumArguments() > 2)
-      slots[func.getArgument(2)] = {Slot::Kind::Segments, 0, 0};
+    // MLIRGen names each argument with the run input it stands for.
+    static const std::pair<const char *, Slot::Kind> kInputs[] = {
+        {"tokens", Slot::Kind::Tokens},
+        {"offset", Slot::Kind::Offset},
+        {"length", Slot::Kind::Length},
+        {"source_length", Slot::Kind::SourceLength},
+        {"segments", Slot::Kind::Segments}};
+    for (BlockArgument arg : func.getArguments()) {
+      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tm.input");
+      const auto *input = name ? llvm::find_if(kInputs, [&](const auto &entry) {
+        return name.getValue() == entry.first;
+      }) : std::end(kInputs);
+      if (input == std::end(kInputs))
+        return func.emitOpError("argument ") << arg.getArgNumber()
+                                             << " is not a run input (tm.input)", failure();
+      slots[arg] = {input->second, 0, 0};
+    }
     firstCall = out.calls.size();
 
     for (Operation &op : func.getBody().front().without_terminator()) {
@@ -517,6 +535,8 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
       case Slot::Kind::Tokens: os << "tokens"; break;
       case Slot::Kind::Offset: os << "offset"; break;
       case Slot::Kind::Segments: os << "segments"; break;
+      case Slot::Kind::Length: os << "length"; break;
+      case Slot::Kind::SourceLength: os << "source_length"; break;
       case Slot::Kind::Weight: os << "w" << s.index; break;
       case Slot::Kind::Arena: os << "arena+" << s.index << "T"; break;
       case Slot::Kind::Output: os << "output"; break;

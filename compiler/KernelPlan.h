@@ -65,6 +65,7 @@ struct KernelDesc {
   std::string activation;  ///< linear epilogue or activation kind
   std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
   bool hasBias = false;    ///< linear, norms
+  bool hasLength = false;  ///< attention with a padding mask: takes the valid length
   MaskDesc mask;           ///< attention
 
   /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
@@ -89,7 +90,17 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
 
 /// Where a kernel argument lives at run time.
 struct Slot {
-  enum class Kind { Tokens, Offset, Segments, Weight, Arena, Output, Cache } kind;
+  enum class Kind {
+    Tokens,       ///< the run's token ids (scalars below are int32)
+    Offset,       ///< tokens already in the caches
+    Length,       ///< the valid (unpadded) length of the run's sequence
+    SourceLength, ///< the valid length of an encoder-decoder's source
+    Segments,     ///< segment ids
+    Weight,
+    Arena,
+    Output,
+    Cache
+  } kind;
   int64_t index = 0;  ///< Weight: manifest index; Arena: offset in units of T floats; Cache: cache index
   int64_t width = 0;  ///< floats per row (Arena / Output / Cache)
 };

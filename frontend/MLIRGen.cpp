@@ -53,10 +53,8 @@ public:
     // @forward(tokens, offset[, segment ids]) -> output.
     int64_t outRows = spec.output == OutputKind::Classifier ? 1 : ShapedType::kDynamic;
     auto outType = RankedTensorType::get({outRows, spec.outputWidth()}, builder.getF32Type());
-    auto func = builder.create<func::FuncOp>(modelLoc, "forward",
-                                             builder.getFunctionType(inputTypes(), {outType}));
-    builder.setInsertionPointToStart(func.addEntryBlock());
-    bindInputs(func);
+    auto func = createFunction(modelLoc, "forward", spec.isEncoderDecoder(), {outType});
+    builder.setInsertionPointToStart(&func.getBody().front());
 
     const bool decoder = spec.decoder.present;
     // An encoder-decoder decoder has its own table unless embeddings are shared.
@@ -92,29 +90,41 @@ private:
     return NameLoc::get(builder.getStringAttr(name), fileLoc);
   }
 
-  /// (tokens, offset[, segment ids]): the arguments of @encode and @forward.
-  SmallVector<Type> inputTypes() {
+  /// The run's inputs a function takes, each marked with a `tm.input` name
+  /// the kernel planner binds: tokens, offset (tokens already cached), length
+  /// (valid tokens, for padding), source_length (@forward of an
+  /// encoder-decoder) and segments (segment ids).
+  func::FuncOp createFunction(Location at, StringRef name, bool sourceLength,
+                              ArrayRef<Type> results) {
     auto tokensType = RankedTensorType::get({ShapedType::kDynamic}, builder.getI32Type());
-    SmallVector<Type> inputs = {tokensType, builder.getI32Type()};
+    SmallVector<std::pair<StringRef, Type>> inputs = {
+        {"tokens", tokensType}, {"offset", builder.getI32Type()}, {"length", builder.getI32Type()}};
+    if (sourceLength)
+      inputs.push_back({"source_length", builder.getI32Type()});
     if (spec.segments > 0)
-      inputs.push_back(tokensType);
-    return inputs;
-  }
-
-  void bindInputs(func::FuncOp func) {
-    offset = func.getArgument(1);
-    segmentIds = spec.segments > 0 ? func.getArgument(2) : Value();
+      inputs.push_back({"segments", tokensType});
+    SmallVector<Type> types;
+    for (auto &input : inputs)
+      types.push_back(input.second);
+    auto func = builder.create<func::FuncOp>(at, name, builder.getFunctionType(types, results));
+    Block *entry = func.addEntryBlock();
+    this->inputs.clear();
+    for (auto [index, input] : llvm::enumerate(inputs)) {
+      func.setArgAttr(index, "tm.input", builder.getStringAttr(input.first));
+      this->inputs[input.first] = entry->getArgument(index);
+    }
+    offset = this->inputs.lookup("offset");
+    segmentIds = this->inputs.lookup("segments");
+    return func;
   }
 
   /// @encode(source, offset[, segment ids]): the encoder runs once per source
   /// and leaves, for every decoder layer, the cross-attention keys and values
   /// in caches that each decoding step of @forward reads.
   void buildEncode(Location modelLoc) {
-    auto func = builder.create<func::FuncOp>(modelLoc, "encode",
-                                             builder.getFunctionType(inputTypes(), {}));
+    auto func = createFunction(modelLoc, "encode", /*sourceLength=*/false, {});
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(func.addEntryBlock());
-    bindInputs(func);
+    builder.setInsertionPointToStart(&func.getBody().front());
     Value memory = buildEmbedding(func.getArgument(0), "embed.tokens");
     memory = buildStack("encoder", spec.encoder, memory, /*decoder=*/false);
     for (int64_t i = 0; i < spec.decoder.layers; ++i) {
@@ -267,9 +277,10 @@ private:
       k = append(k, "k");
       v = append(v, "v");
     }
+    Value length = layer.mask.has(MaskKind::Padding) ? inputs.lookup("length") : Value();
     auto attention = builder.create<tm::AttentionOp>(
         layer.maskLoc.isValid() ? loc(layer.maskLoc, prefix) : at, activations(qWidth), q, k,
-        v, builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
+        v, length, builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
         builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
         maskAttr(layer.mask, decoder),
@@ -289,11 +300,15 @@ private:
                                              builder.getI64IntegerAttr(spec.maxSeq));
     };
     Value k = read("k"), v = read("v");
+    // Source keys past the source's valid length are always hidden.
+    MaskSpec sourcePadding;
+    sourcePadding.terms.push_back({MaskKind::Padding});
     auto attention = builder.create<tm::AttentionOp>(
-        at, activations(qWidth), q, k, v, builder.getI64IntegerAttr(layer.heads),
-        builder.getI64IntegerAttr(layer.kvHeads), builder.getI64IntegerAttr(layer.headDim),
+        at, activations(qWidth), q, k, v, inputs.lookup("source_length"),
+        builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
+        builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
-        maskAttr(MaskSpec(), /*decoder=*/false), UnitAttr());
+        maskAttr(sourcePadding, /*decoder=*/false), UnitAttr());
     return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
   }
 
@@ -363,9 +378,10 @@ private:
     }
     case OutputKind::Classifier: {
       auto pooledType = RankedTensorType::get({1, spec.dModel}, builder.getF32Type());
-      Value pooled = builder.create<tm::PoolOp>(
-          at, pooledType, x,
-          builder.getStringAttr(spec.pool == Pooling::First ? "first" : "mean"));
+      bool mean = spec.pool == Pooling::Mean;
+      Value pooled = builder.create<tm::PoolOp>(at, pooledType, x,
+                                                mean ? inputs.lookup("length") : Value(),
+                                                builder.getStringAttr(mean ? "mean" : "first"));
       return linear(pooled, "classifier", spec.classes, /*bias=*/true, at);
     }
     }
@@ -377,6 +393,7 @@ private:
   const ModelSpec &spec;
   llvm::StringMap<std::vector<int64_t>> manifest;
   RankedTensorType hiddenType;
+  llvm::StringMap<Value> inputs; ///< the current function's run inputs by name
   Value offset;
   Value segmentIds;
   LogicalResult result = success();

@@ -2,7 +2,7 @@
 
 #include "frontend/MaskAnalysis.h"
 
-#include "frontend/Masks.h"
+#include "frontend/Masks.h" // randomMaskKeys
 
 #include <algorithm>
 #include <cmath>
@@ -47,9 +47,14 @@ MaskRows::MaskRows(const MaskSpec &mask, bool decoder, int64_t maxSeq)
 }
 
 bool MaskRows::inWindows(int64_t i, int64_t j) const {
-  // The window terms alone, without causal or padding: their union (and
-  // nothing when there are none, where maskAllows would allow everything).
-  return !windowMask.terms.empty() && maskAllows(windowMask, decoder, maxSeq, i, j, maxSeq);
+  // The union of the window terms alone, as maskAllows defines each one.
+  for (const MaskTerm &term : windowMask.terms) {
+    auto [lo, hi] = windowSpan(term, decoder, i);
+    if (j >= lo && j <= hi &&
+        (term.kind == MaskKind::SlidingWindow || (i - j) % term.dilation == 0))
+      return true;
+  }
+  return false;
 }
 
 /// Keys of one window term for query i among keys 0..last. Every window holds
@@ -100,7 +105,8 @@ int64_t MaskRows::allowedKeys(int64_t i) const {
   if (!restricted || std::binary_search(globals.begin(), globals.end(), i))
     return last + 1; // a global row sees every key
   int64_t count = windowKeys(i, last);
-  std::vector<int64_t> extra;
+  std::vector<int64_t> &extra = scratch;
+  extra.clear();
   for (int64_t token : globals) {
     if (token > last)
       break;

@@ -53,6 +53,9 @@ private:
   std::vector<int64_t> globals; ///< sorted, without repeats
   bool decoder, causal, restricted;
   int64_t maxSeq;
+  /// Keys beyond the windows for the row being counted, kept to save an
+  /// allocation per row.
+  mutable std::vector<int64_t> scratch;
 };
 
 /// The mask as a spec would write it: "padding + sliding_window(size = 128)",

@@ -39,7 +39,7 @@ namespace {
 constexpr int kMaxThreads = 1024;
 
 struct Options {
-  std::string weights, tokens, sourceTokens, segments, output, threads, maxNew, stop;
+  std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
   std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
   bool help = false, json = false;
 };
@@ -67,6 +67,9 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                "                  --tokens is then the decoder's prompt\n"
                "  --segments LIST segment (token type) ids, one per token of the first stack's\n"
                "                  input (models with segments; default all 0)\n"
+               "  --lengths N     the valid length of the encoder's input (--tokens, or the\n"
+               "                  source): later tokens are padding, hidden by `padding` masks\n"
+               "                  and left out of mean pooling (default: all)\n"
                "  --output FILE   write the output as a NumPy .npy file instead of printing a\n"
                "                  summary\n"
                "  --threads N     worker threads, 0 (the default) for all cores, at most %d\n"
@@ -98,6 +101,7 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
                {"--tokens", &options->tokens},
                {"--source-tokens", &options->sourceTokens},
                {"--segments", &options->segments},
+               {"--lengths", &options->lengths},
                {"--output", &options->output},
                {"--threads", &options->threads},
                {"--max-new", &options->maxNew},
@@ -484,8 +488,19 @@ int runMain(int argc, char **argv) {
                      &segments, &error))
     return reportError(error);
 
+  int64_t length = 0;
+  if (!options.lengths.empty()) {
+    if (desc->cache_floats > 0 && !desc->encoder_decoder)
+      return reportError("--lengths: a decoder's prompt has no padding; --lengths applies to an "
+                         "encoder's input");
+    int64_t valid = desc->encoder_decoder ? static_cast<int64_t>(source.size()) : numTokens;
+    if (!parseBounded("--lengths", options.lengths, 1, valid, &length, &error))
+      return reportError(error);
+  }
+
   tmr::Session session(*desc, pointers, static_cast<int32_t>(threads));
   session.setSource(source);
+  session.setLength(length);
   // The prompt, once; then one decoding step per new token, reading the caches.
   std::vector<float> output;
   if (!session.run(tokens, segments, &output, &error))

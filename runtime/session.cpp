@@ -24,6 +24,8 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.num_tokens = count;
   args.segments = segments.empty() ? nullptr : segments.data();
   args.offset = cachedTokens;
+  // An encoder's padding applies to the prompt run; decoding steps see all.
+  args.length = cachedTokens == 0 || desc.encoder_decoder ? length : 0;
   args.source_tokens = source.empty() ? nullptr : source.data();
   args.num_source_tokens = static_cast<int64_t>(source.size());
   args.cache = cache.data();
@@ -46,6 +48,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
 void Session::copyStateFrom(const Session &other) {
   cache = other.cache;
   source = other.source;
+  length = other.length;
   cachedTokens = other.cachedTokens;
 }
 

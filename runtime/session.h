@@ -28,6 +28,9 @@ public:
   /// An encoder-decoder's source, encoded by the first run and read by all.
   void setSource(std::vector<int32_t> tokens) { source = std::move(tokens); }
 
+  /// The valid length of the first stack's input (0: all of it).
+  void setLength(int64_t valid) { length = valid; }
+
   /// Takes over `other`'s caches and position (same model).
   void copyStateFrom(const Session &other);
 
@@ -42,6 +45,7 @@ private:
   int32_t threadCount;
   std::vector<float> cache;
   std::vector<int32_t> source;
+  int64_t length = 0;
   int64_t cachedTokens = 0;
 };
 

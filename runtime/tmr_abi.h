@@ -37,6 +37,8 @@ typedef struct tmr_run_args {
   int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq */
   const int32_t *segments;    /* [num_tokens] segment ids in [0, segments), or NULL for all 0 */
   int64_t offset;             /* tokens of this sequence in the caches (0: a new sequence) */
+  int64_t length;             /* valid (unpadded) length of the first stack's input: the
+                                 tokens, or an encoder-decoder's source; 0: all of it */
   const int32_t *source_tokens; /* encoder-decoder: the source, read when offset == 0 */
   int64_t num_source_tokens;  /* encoder-decoder: the source's length, on every run */
   float *cache;               /* [cache_floats], caller-owned, kept across a sequence's runs */

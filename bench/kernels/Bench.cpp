@@ -30,6 +30,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using Halide::Runtime::Buffer;
@@ -92,6 +93,8 @@ struct Impl {
 
 void setThreads(int threads) {
   omp_set_num_threads(threads);
+  // Halide keeps the pool it started with unless it is shut down first.
+  halide_shutdown_thread_pool();
   halide_set_num_threads(threads);
 }
 
@@ -173,6 +176,9 @@ int main(int argc, char **argv) {
       const int reps = std::clamp(static_cast<int>(0.02 / std::max(once, 1e-7)), 5, 400);
       for (int round = 0; round < rounds; ++round)
         for (Impl &impl : impls) {
+          // OpenMP's workers spin for milliseconds after oneDNN returns (and
+          // Halide's briefly): let them sleep before the next block.
+          std::this_thread::sleep_for(std::chrono::milliseconds(40));
           for (int i = 0; i < 3; ++i)
             impl.call();
           for (int i = 0; i < reps; ++i) {

@@ -32,13 +32,14 @@ Expr randomKey(const MaskDesc &mask, const Expr &row, int r) {
   return cast<int>(z % cast<uint64_t>(Expr(static_cast<uint64_t>(mask.maxSeq))));
 }
 
-/// Whether query position `pos` may see key `j`, per docs/spec-language.md.
-Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j) {
+/// Whether query position `pos` may see key `j`, per docs/spec-language.md;
+/// `length` is the sequence's valid length (padding).
+Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &length) {
   Expr ok = Internal::const_true();
   if (mask.causal)
     ok = ok && j <= pos;
-  // `padding` hides keys past the sequence's length; a run's sequence is all
-  // of its keys, so it restricts nothing here.
+  if (mask.padding)
+    ok = ok && j < length;
   if (!mask.restricted())
     return ok;
   Expr any = Internal::const_false();
@@ -66,6 +67,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   ImageParam q = makeInput(sig[0], "query"); // (d, h, i)
   ImageParam k = makeInput(sig[1], "key");   // (d, g, j)
   ImageParam v = makeInput(sig[2], "value"); // (d, g, j)
+  Param<int32_t> length("length");           // padding: valid keys
   Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
 
   Var d("d"), h("h"), i("i"), j("j");
@@ -89,7 +91,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   }
   // The mask is evaluated once per (key, query) and read twice.
   Func visible("visible");
-  visible(j, i) = allowed(kernel.mask, pos, j);
+  visible(j, i) = allowed(kernel.mask, pos, j, length);
   Func masked("masked_logit");
   masked(j, i, h) = select(visible(j, i), logit, Float(32).min());
   Func rowMax("row_max");
@@ -136,7 +138,10 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   k.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
   v.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
   out.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
-  return {out, {q, k, v}, {keysT, score, visible, masked, rowMax, weight, rowSum, acc, out}};
+  std::vector<Argument> args = {q, k, v};
+  if (kernel.mask.padding)
+    args.push_back(length);
+  return {out, args, {keysT, score, visible, masked, rowMax, weight, rowSum, acc, out}};
 }
 
 } // namespace tmc::halide

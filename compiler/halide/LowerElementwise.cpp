@@ -191,15 +191,20 @@ LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule) {
   ImageParam x = makeInput(sig[0], "x"); // (c, t)
   Var c("c"), t("t");
   Func out("pool_" + kernel.variant);
+  std::vector<Argument> args = {x};
   if (kernel.variant == "mean") {
-    RDom rt(0, x.dim(1).extent(), "rt");
-    out(c, t) = sum(x(c, rt)) / cast<float>(x.dim(1).extent());
+    // The unpadded rows only; the runtime keeps length in [1, T].
+    Param<int32_t> length("length");
+    args.push_back(length);
+    Expr valid = clamp(length, 1, x.dim(1).extent());
+    RDom rt(0, valid, "rt");
+    out(c, t) = sum(x(c, rt)) / cast<float>(valid);
   } else {
     out(c, t) = x(c, 0);
   }
   constrainOutput(out, sig.back());
   out.vectorize(c, vectorWidthFor(kernel.width, schedule.vectorWidth));
-  return {out, {x}, {out}};
+  return {out, args, {out}};
 }
 
 } // namespace tmc::halide

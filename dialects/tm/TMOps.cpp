@@ -114,6 +114,8 @@ LogicalResult AttentionOp::verify() {
   if (heads % kvHeads != 0)
     return emitOpError("kv_heads (") << kvHeads << ") must divide heads ("
                                      << heads << ")";
+  if (getMask().getPadding() != static_cast<bool>(getLength()))
+    return emitOpError("takes a length operand exactly when its mask has padding");
   if (failed(expectDim(*this, getQuery(), 1, heads * headDim, "query")) ||
       failed(expectDim(*this, getKey(), 1, kvHeads * headDim, "key")) ||
       failed(expectDim(*this, getValue(), 1, kvHeads * headDim, "value")) ||
@@ -173,6 +175,8 @@ LogicalResult GatedActivationOp::verify() {
 }
 
 LogicalResult PoolOp::verify() {
+  if ((getKind() == "mean") != static_cast<bool>(getLength()))
+    return emitOpError("takes a length operand exactly when kind = \"mean\"");
   if (failed(expectOneOf(*this, "kind", getKind(), {"first", "mean"})) ||
       failed(expectDim(*this, getResult(), 1, dim(getInput(), 1), "result")) ||
       failed(expectDim(*this, getResult(), 0, 1, "result")))

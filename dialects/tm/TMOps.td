@@ -116,7 +116,8 @@ def TM_AttentionOp : TM_Op<"attention", [Pure]> {
     There may be fewer queries than keys (decoding against a cache): query i
     then sits at position Tk - Tq + i. `mask` says which keys a query sees;
     `alibi` adds -slope_h * |i - j| (decoder: i - j) to the scores, with
-    slope_h = 2^(-8(h+1)/heads).
+    slope_h = 2^(-8(h+1)/heads). A `padding` mask hides keys at or past
+    `length`, the sequence's valid length, given exactly when it is set.
 
     ```mlir
     %a = tm.attention %q, %k, %v {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, mask = #tm.mask<causal = true>, scale = 0.25 : f64}
@@ -124,12 +125,12 @@ def TM_AttentionOp : TM_Op<"attention", [Pure]> {
     ```
   }];
   let arguments = (ins TM_Activations:$query, TM_Activations:$key,
-                       TM_Activations:$value, I64Attr:$heads, I64Attr:$kv_heads,
-                       I64Attr:$head_dim, F64Attr:$scale, TM_MaskAttr:$mask,
-                       UnitAttr:$alibi);
+                       TM_Activations:$value, Optional<I32>:$length, I64Attr:$heads,
+                       I64Attr:$kv_heads, I64Attr:$head_dim, F64Attr:$scale,
+                       TM_MaskAttr:$mask, UnitAttr:$alibi);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+    $query `,` $key `,` $value (`length` $length^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -278,13 +279,19 @@ def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
 def TM_PoolOp : TM_Op<"pool", [Pure]> {
   let summary = "Pools a sequence into one row (first token, or mean)";
   let description = [{
+    `mean` averages the first `length` rows (the unpadded ones); the length
+    operand is given exactly for `mean`.
+
     ```mlir
     %p = tm.pool %x {kind = "first"} : (tensor<?x64xf32>) -> tensor<1x64xf32>
+    %m = tm.pool %x length %len {kind = "mean"} : (tensor<?x64xf32>, i32) -> tensor<1x64xf32>
     ```
   }];
-  let arguments = (ins TM_Activations:$input, StrAttr:$kind);
+  let arguments = (ins TM_Activations:$input, Optional<I32>:$length, StrAttr:$kind);
   let results = (outs TM_Activations:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input (`length` $length^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

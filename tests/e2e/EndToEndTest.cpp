@@ -179,10 +179,24 @@ TEST_P(EndToEnd, MatchesOracle) {
   ASSERT_TRUE(weights) << error;
 
   int32_t oneToken = static_cast<int32_t>(std::min<int64_t>(1, spec.vocab - 1));
-  for (const std::vector<int32_t> &tokens :
-       {std::vector<int32_t>{oneToken}, longTokens(spec)}) {
+  // Encoders also run with the last tokens (of the source, for an
+  // encoder-decoder) declared padding through --lengths.
+  struct Case {
+    std::vector<int32_t> tokens;
+    int64_t length;
+  };
+  std::vector<Case> cases = {{{oneToken}, 0}, {longTokens(spec), 0}};
+  bool encoderOnly = spec.encoder.present && !spec.decoder.present;
+  if (encoderOnly && cases[1].tokens.size() >= 3)
+    cases.push_back({cases[1].tokens, static_cast<int64_t>(cases[1].tokens.size()) - 2});
+  if (spec.isEncoderDecoder())
+    cases.push_back({cases[1].tokens, 5});
+  for (const Case &testCase : cases) {
+    const std::vector<int32_t> &tokens = testCase.tokens;
     std::string list = joinTokens(tokens);
-    SCOPED_TRACE("tokens " + list);
+    SCOPED_TRACE("tokens " + list + ", length " + std::to_string(testCase.length));
+    std::string lengthFlag =
+        testCase.length ? " --lengths " + std::to_string(testCase.length) : std::string();
     std::string outPath = dir.path + "/out.npy";
     std::error_code ec;
     fs::remove(outPath, ec);
@@ -194,7 +208,7 @@ TEST_P(EndToEnd, MatchesOracle) {
         source.push_back(static_cast<int32_t>((i * 5 + 2) % spec.vocab));
       sourceFlag = " --source-tokens " + joinTokens(source);
     }
-    if (!runOk(quote(model) + " --weights " + quote(weightsPath) + sourceFlag +
+    if (!runOk(quote(model) + " --weights " + quote(weightsPath) + sourceFlag + lengthFlag +
                " --tokens " + list + " --output " + quote(outPath)))
       continue;
 
@@ -209,6 +223,10 @@ TEST_P(EndToEnd, MatchesOracle) {
     tmc::ref::Inputs inputs;
     inputs.tokens = tokens;
     inputs.sourceTokens = source;
+    if (testCase.length && spec.isEncoderDecoder())
+      inputs.sourceLength = testCase.length;
+    else if (testCase.length)
+      inputs.length = testCase.length;
     auto expected = tmc::ref::evaluate(spec, weights->lookup(), inputs, &error);
     ASSERT_TRUE(expected) << error;
     ASSERT_EQ(actual.size(), expected->size());

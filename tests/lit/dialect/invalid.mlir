@@ -107,3 +107,11 @@ func.func @pool_rows(%x: tensor<?x8xf32>) -> tensor<2x8xf32> {
   %p = tm.pool %x {kind = "first"} : (tensor<?x8xf32>) -> tensor<2x8xf32>
   return %p : tensor<2x8xf32>
 }
+
+// -----
+
+func.func @padding_without_length(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{takes a length operand exactly when its mask has padding}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<padding = true>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}

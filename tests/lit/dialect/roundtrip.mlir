@@ -28,10 +28,19 @@ func.func @decoder_layer(%tokens: tensor<?xi32>, %offset: i32) -> tensor<?x16xf3
 }
 
 // CHECK-LABEL: func.func @classifier
-func.func @classifier(%x: tensor<?x8xf32>) -> tensor<1x8xf32> {
-  // CHECK: tm.pool %arg0 {kind = "mean"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
-  %p = tm.pool %x {kind = "mean"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
-  return %p : tensor<1x8xf32>
+func.func @classifier(%x: tensor<?x8xf32>, %len: i32) -> (tensor<1x8xf32>, tensor<1x8xf32>) {
+  // CHECK: tm.pool %arg0 length %arg1 {kind = "mean"} : (tensor<?x8xf32>, i32) -> tensor<1x8xf32>
+  %m = tm.pool %x length %len {kind = "mean"} : (tensor<?x8xf32>, i32) -> tensor<1x8xf32>
+  // CHECK: tm.pool %arg0 {kind = "first"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
+  %f = tm.pool %x {kind = "first"} : (tensor<?x8xf32>) -> tensor<1x8xf32>
+  return %m, %f : tensor<1x8xf32>, tensor<1x8xf32>
+}
+
+// CHECK-LABEL: func.func @padded_attention
+func.func @padded_attention(%q: tensor<?x8xf32>, %len: i32) -> tensor<?x8xf32> {
+  // CHECK: tm.attention %arg0, %arg0, %arg0 length %arg1 {{.*}}mask = #tm.mask<padding = true>
+  %a = tm.attention %q, %q, %q length %len {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<padding = true>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
 }
 
 // CHECK-LABEL: func.func @cross_attention_keys
