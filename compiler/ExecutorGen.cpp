@@ -14,6 +14,7 @@ constexpr const char *kPrelude = R"cpp(#include "runtime/tmr_abi.h"
 
 #include "HalideRuntime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -47,6 +48,24 @@ struct View {
   }
   halide_buffer_t *get() { return &buffer; }
 };
+
+/// An owned array on a TMR_BUFFER_ALIGNMENT boundary.
+template <typename T> struct Aligned {
+  T *data = nullptr;
+  bool allocate(size_t count) {
+    data = static_cast<T *>(::operator new(std::max<size_t>(count, 1) * sizeof(T),
+                                           std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow));
+    return data != nullptr;
+  }
+  ~Aligned() {
+    if (data)
+      ::operator delete(data, std::align_val_t(TMR_BUFFER_ALIGNMENT));
+  }
+};
+
+bool aligned(const void *pointer) {
+  return reinterpret_cast<uintptr_t>(pointer) % TMR_BUFFER_ALIGNMENT == 0;
+}
 
 int kernelFailed(char *err, size_t errLen, const char *call, int code) {
   std::snprintf(err, errLen, "kernel %s failed (Halide error %d): %s", call, code,
@@ -84,7 +103,7 @@ std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
   case Slot::Kind::SourceLength: return "SL";
   case Slot::Kind::Weight: return llvm::formatv("args->weights[{0}]", slot.index).str();
   case Slot::Kind::Arena: return llvm::formatv("arena + {0} * T", slot.index).str();
-  case Slot::Kind::Output: return "args->output";
+  case Slot::Kind::Output: return "output";
   case Slot::Kind::Cache:
     return llvm::formatv("args->cache + {0}", plan.caches[slot.index].offset).str();
   }
@@ -179,18 +198,21 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
                        const char *segments, const char *length) {
     os << "    const int32_t T = " << rows << ";\n"
        << "    const int32_t L = " << length << ";\n"
-       << "    const int32_t *tokens = " << tokens << ";\n"
-       << "    std::vector<float> storage;\n"
-       << "    std::vector<int32_t> zeroSegments;\n"
-       << "    try {\n      storage.resize(static_cast<size_t>(" << arenaWidth << ") * T);\n"
-       << "      zeroSegments.assign(static_cast<size_t>(T), 0);\n"
-       << "    } catch (const std::bad_alloc &) {\n"
+       << "    // Kernels may load whole aligned vectors: the arena and copies of the\n"
+       << "    // token and segment ids start on TMR_BUFFER_ALIGNMENT boundaries.\n"
+       << "    Aligned<float> storage;\n"
+       << "    Aligned<int32_t> ids;\n"
+       << "    if (!storage.allocate(static_cast<size_t>(" << arenaWidth << ") * T) ||\n"
+       << "        !ids.allocate(2 * static_cast<size_t>(T))) {\n"
        << "      std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
        << "      return 1;\n    }\n"
+       << "    float *arena = storage.data;\n"
+       << "    int32_t *tokens = ids.data, *segments = ids.data + T;\n"
+       << "    std::memcpy(tokens, " << tokens << ", sizeof(int32_t) * T);\n"
        << "    // Segment ids default to 0 (docs/spec-language.md).\n"
-       << "    const int32_t *segments = " << segments << " ? " << segments
-       << " : zeroSegments.data();\n"
-       << "    float *arena = storage.data();\n"
+       << "    const int32_t *givenSegments = " << segments << ";\n"
+       << "    for (int32_t t = 0; t < T; ++t)\n"
+       << "      segments[t] = givenSegments ? givenSegments[t] : 0;\n"
        << "    (void)tokens, (void)segments, (void)arena, (void)L;\n";
   };
 
@@ -224,6 +246,27 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    std::snprintf(err, errLen, \"length %lld is outside [1, %lld]\", "
           "static_cast<long long>(args->length), static_cast<long long>(args->num_tokens));\n"
        << "    return 1;\n  }\n";
+  os << "  for (int32_t w = 0; w < " << manifest.size() << "; ++w)\n"
+     << "    if (!aligned(args->weights[w])) {\n"
+     << "      std::snprintf(err, errLen, \"weight '%s' is not aligned to %d bytes\", "
+        "kTensors[w].name, TMR_BUFFER_ALIGNMENT);\n"
+     << "      return 1;\n    }\n";
+  if (plan.cacheFloats > 0)
+    os << "  if (!aligned(args->cache)) {\n"
+       << "    std::snprintf(err, errLen, \"the cache is not aligned to %d bytes\", "
+          "TMR_BUFFER_ALIGNMENT);\n"
+       << "    return 1;\n  }\n";
+  std::string outputRows = plan.outputRows ? std::to_string(plan.outputRows) : "args->num_tokens";
+  os << "  // The caller's output may sit anywhere; kernels write an aligned one.\n"
+     << "  const size_t outputFloats = static_cast<size_t>(" << outputRows << ") * "
+     << plan.outputWidth << ";\n"
+     << "  Aligned<float> outputCopy;\n"
+     << "  float *output = args->output;\n"
+     << "  if (!aligned(output)) {\n"
+     << "    if (!outputCopy.allocate(outputFloats)) {\n"
+     << "      std::snprintf(err, errLen, \"out of memory for the output\");\n"
+     << "      return 1;\n    }\n"
+     << "    output = outputCopy.data;\n  }\n";
   os << "  halideMessage[0] = 0;\n"
      << "  halide_set_error_handler(captureHalideError);\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
@@ -244,7 +287,10 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
             plan.hasEncode ? "P + T"
                             : "args->length > 0 ? static_cast<int32_t>(args->length) : P + T");
   emitCalls(KernelCall::Phase::Step);
-  os << "  }\n  return 0;\n}\n\n";
+  os << "  }\n"
+     << "  if (output != args->output)\n"
+     << "    std::memcpy(args->output, output, sizeof(float) * outputFloats);\n"
+     << "  return 0;\n}\n\n";
 
   os << "const tmr_model_desc kModel = {\n"
      << "  TMR_ABI_VERSION, " << quote(spec.name) << ", \"" << outputKind(spec) << "\", "

@@ -123,6 +123,14 @@ KernelDesc describe(Operation *op) {
         desc.headDim = rope.getHeadDim();
         desc.theta = rope.getTheta().convertToDouble();
       })
+      .Case([&](tm::SeqProjectOp project) {
+        desc.kind = KernelKind::SeqProject;
+        desc.width = width(project.getResult());
+        auto e = cast<ShapedType>(project.getProjection().getType());
+        desc.tableRows = e.getDimSize(0);    // k
+        desc.positionRows = e.getDimSize(1); // max_seq
+        desc.hasLength = static_cast<bool>(project.getLength());
+      })
       .Case([&](tm::PoolOp pool) {
         desc.kind = KernelKind::Pool;
         desc.width = width(pool.getResult());
@@ -241,6 +249,9 @@ std::string KernelDesc::name() const {
     return llvm::formatv("rope_h{0}_d{1}_t{2}", heads, headDim, formatDouble(theta)).str();
   case KernelKind::Pool:
     return llvm::formatv("pool_d{0}_{1}", width, variant).str();
+  case KernelKind::SeqProject:
+    return llvm::formatv("seq_project_d{0}_k{1}_s{2}{3}", width, tableRows, positionRows,
+                         hasLength ? "_p" : "").str();
   }
   return "unknown";
 }
@@ -294,6 +305,13 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
     if (k.hasBias)
       sig.push_back(vec);
     sig.push_back(rows);
+    return sig;
+  }
+  case KernelKind::SeqProject: {
+    std::vector<BufferShape> sig = {rows, {false, false, {k.positionRows, k.tableRows}}};
+    if (k.hasLength)
+      sig.push_back(offset); // the valid length
+    sig.push_back(rows);     // a call binds its rows to k
     return sig;
   }
   case KernelKind::Pool:
@@ -428,8 +446,12 @@ private:
     for (auto [index, operand] : llvm::enumerate(op.getOperands()))
       call.args.push_back({use(operand, callIndex), bind(signature[index], operand)});
     Value value = op.getResult(0);
+    // Arena space is counted in units of T floats; a value with a static row
+    // count (a pooled row, Linformer's k rows) may exceed T rows, so it
+    // reserves width * rows units, enough for every T >= 1.
+    int64_t staticRows = rowsOf(value) > 0 ? rowsOf(value) : 1;
     Slot outSlot{value == result ? Slot::Kind::Output : Slot::Kind::Arena,
-                 static_cast<int64_t>(callIndex), width(value)};
+                 static_cast<int64_t>(callIndex), width(value) * staticRows};
     slots[value] = outSlot;
     call.args.push_back({outSlot, bind(signature.back(), value)});
     if (call.args.size() != signature.size())

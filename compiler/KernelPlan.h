@@ -34,6 +34,7 @@ enum class KernelKind {
   AddNorm,
   Rope,
   Pool,
+  SeqProject,
 };
 
 /// An attention mask as the kernel needs it (see tm::MaskAttr).

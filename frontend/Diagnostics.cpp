@@ -51,6 +51,8 @@ SMRange DiagnosticEngine::tokenRange(SMLoc loc) const {
 void DiagnosticEngine::report(SMLoc loc, SourceMgr::DiagKind kind,
                               const Twine &message, ArrayRef<SMFixIt> fixIts,
                               const Twine &hint) {
+  if (kind != SourceMgr::DK_Note && !loc.isValid())
+    ++unlocated;
   if (kind == SourceMgr::DK_Note && hidingNotes)
     return;
   hidingNotes = kind == SourceMgr::DK_Error && errors > kMaxShownErrors;

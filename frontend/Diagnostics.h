@@ -55,6 +55,9 @@ public:
 
   unsigned errorCount() const { return errors; }
   unsigned warningCount() const { return warnings; }
+  /// Errors and warnings reported without a location. Every diagnostic about
+  /// a spec has one, so anything but 0 is a bug (the fuzzer checks it).
+  unsigned unlocatedCount() const { return unlocated; }
 
   /// The range of the token that starts at `loc`, for underlining.
   llvm::SMRange tokenRange(llvm::SMLoc loc) const;
@@ -80,6 +83,7 @@ private:
   bool hidingNotes = false;
   unsigned errors = 0;
   unsigned warnings = 0;
+  unsigned unlocated = 0;
 };
 
 /// The shortest decimal form of `value` that reads back as the same double,

@@ -28,6 +28,7 @@ static LoadedSpec loadBuffer(std::unique_ptr<MemoryBuffer> buffer,
   diags.flush();
   result.errorCount = diags.errorCount();
   result.warningCount = diags.warningCount();
+  result.unlocatedCount = diags.unlocatedCount();
   return result;
 }
 

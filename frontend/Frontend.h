@@ -27,6 +27,9 @@ struct LoadedSpec {
   std::unique_ptr<ast::Model> ast; // set when the file parsed without errors
   std::optional<ModelSpec> spec; // set when it also passed every semantic check
   unsigned errorCount = 0, warningCount = 0;
+  /// Errors and warnings without a file:line:col (always 0 unless tmc has a
+  /// bug; see DiagnosticEngine::unlocatedCount).
+  unsigned unlocatedCount = 0;
   bool ok() const { return spec.has_value(); }
 };
 

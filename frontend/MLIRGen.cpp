@@ -155,9 +155,17 @@ private:
       if (!stack->present)
         continue;
       for (const LayerSpec &layer : stack->layerSpecs) {
-        if (layer.attention != AttentionKind::Full) {
-          ok &= unsupported(layer.attentionLoc, "attention = linformer");
-          break;
+        // Linformer projects keys along the sequence, so key positions are
+        // gone: only padding (applied before projecting) can still mask.
+        if (layer.attention == AttentionKind::Linformer) {
+          bool onlyPadding = llvm::all_of(layer.mask.terms, [](const MaskTerm &term) {
+            return term.kind == MaskKind::Padding;
+          });
+          if (!onlyPadding || spec.position == PositionKind::Alibi) {
+            ok &= unsupported(layer.attentionLoc,
+                              "attention = linformer with a mask other than padding, or alibi,");
+            break;
+          }
         }
         for (const MaskTerm &term : layer.mask.terms) {
           int count = 0;
@@ -278,12 +286,25 @@ private:
       v = append(v, "v");
     }
     Value length = layer.mask.has(MaskKind::Padding) ? inputs.lookup("length") : Value();
+    MaskSpec mask = layer.mask;
+    if (layer.attention == AttentionKind::Linformer) {
+      // Keys and values become linformerK rows; padding drops out before.
+      auto project = [&](Value rows, const char *which) {
+        Value e = weight(prefix.substr(0, prefix.rfind('.')) + ".attn_proj." + which + ".weight", at);
+        auto type = RankedTensorType::get({layer.linformerK, kvWidth}, builder.getF32Type());
+        return builder.create<tm::SeqProjectOp>(at, type, rows, e, length);
+      };
+      k = project(k, "k");
+      v = project(v, "v");
+      mask = MaskSpec();
+      length = Value();
+    }
     auto attention = builder.create<tm::AttentionOp>(
         layer.maskLoc.isValid() ? loc(layer.maskLoc, prefix) : at, activations(qWidth), q, k,
         v, length, builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
         builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
-        maskAttr(layer.mask, decoder),
+        maskAttr(mask, decoder),
         spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr());
     return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
   }

@@ -23,7 +23,6 @@ std::pair<int64_t, int64_t> windowSpan(const MaskTerm &term, bool decoder, int64
   return {i - term.size / 2, i + term.size / 2};
 }
 
-constexpr int64_t kCountBudget = int64_t(1) << 24;
 constexpr int64_t kEmptyRowBudget = int64_t(1) << 20;
 
 } // namespace
@@ -136,15 +135,15 @@ int64_t MaskRows::rowCost() const {
   return cost;
 }
 
-double MaskRows::totalAllowedKeys(bool &exact) const {
+double MaskRows::totalAllowedKeys(bool &exact, int64_t budget) const {
   exact = true;
   double n = static_cast<double>(maxSeq);
   if (!restricted)
     return causal ? n * (n + 1) / 2 : n * n;
   int64_t cost = rowCost();
   int64_t stride = 1;
-  if (cost > kCountBudget / maxSeq) {
-    stride = (maxSeq / (kCountBudget / cost + 1)) + 1;
+  if (cost > budget / maxSeq) {
+    stride = (maxSeq / (budget / cost + 1)) + 1;
     exact = false;
   }
   double total = 0;

@@ -30,12 +30,12 @@ public:
   int64_t allowedKeys(int64_t i) const;
 
   /// The sum of allowedKeys over every row. Exact when that takes at most
-  /// about 2^24 steps (every realistic spec); otherwise it is extrapolated
-  /// from evenly spaced rows and `exact` is set to false. A row costs O(1)
+  /// about `budget` steps (2^24 by default: every realistic spec); otherwise
+  /// it is extrapolated from evenly spaced rows and `exact` is set to false. A row costs O(1)
   /// per window term when there is at most one sliding and one dilated
   /// window (as Sema requires), plus one step per global token and random
   /// key.
-  double totalAllowedKeys(bool &exact) const;
+  double totalAllowedKeys(bool &exact, int64_t budget = int64_t(1) << 24) const;
 
   /// The first row that may attend to no key at all, if one exists. Such rows
   /// need causal together with global or random terms only; the search gives

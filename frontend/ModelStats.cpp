@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
+#include <set>
 #include <utility>
 
 using llvm::StringRef;
@@ -53,8 +54,10 @@ bool gated(Activation ffn) { return ffn == Activation::SwiGLU || ffn == Activati
 /// FLOPs of one stack, counted layer by layer.
 class StackFlops {
 public:
-  StackFlops(const ModelSpec &spec, const StackSpec &stack, bool decoder)
-      : spec(spec), stack(stack), decoder(decoder), n(static_cast<double>(spec.maxSeq)) {}
+  /// `maskBudget`: the steps each distinct mask may take to count its keys.
+  StackFlops(const ModelSpec &spec, const StackSpec &stack, bool decoder, int64_t maskBudget)
+      : spec(spec), stack(stack), decoder(decoder), maskBudget(maskBudget),
+        n(static_cast<double>(spec.maxSeq)) {}
 
   /// All of the stack's work for max_seq positions.
   double prefill(bool &exact) {
@@ -123,7 +126,8 @@ private:
     auto it = cache.find(key);
     if (it == cache.end()) {
       bool maskExact = true;
-      double keys = MaskRows(layer.mask, decoder, spec.maxSeq).totalAllowedKeys(maskExact);
+      double keys =
+          MaskRows(layer.mask, decoder, spec.maxSeq).totalAllowedKeys(maskExact, maskBudget);
       it = cache.emplace(key, std::pair{keys, maskExact}).first;
     }
     exact &= it->second.second;
@@ -133,6 +137,7 @@ private:
   const ModelSpec &spec;
   const StackSpec &stack;
   bool decoder;
+  int64_t maskBudget;
   double n;
   std::map<std::string, std::pair<double, bool>> cache;
 };
@@ -141,18 +146,18 @@ private:
 
 std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overflow) {
   ModelSizes sizes;
-  Checked checked;
+  Checked checked, bytes;
   for (const TensorSpec &tensor : buildManifest(spec)) {
     int64_t elements = 1;
     for (int64_t dim : tensor.shape)
       elements = checked.mul(elements, dim);
     checked.add(sizes.parameters, elements);
     checked.add(partOf(sizes, tensor.name), elements);
-    checked.add(sizes.weightBytes, checked.mul(elements, bytesPerElement(tensor.dtype)));
+    bytes.add(sizes.weightBytes, bytes.mul(elements, bytesPerElement(tensor.dtype)));
   }
-  if (checked.overflowed) {
+  if (checked.overflowed || bytes.overflowed) {
     if (overflow)
-      *overflow = "the parameter count";
+      *overflow = checked.overflowed ? "the parameter count" : "the weight size in bytes";
     return std::nullopt;
   }
   if (spec.decoder.present) {
@@ -177,13 +182,26 @@ std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overf
   return sizes;
 }
 
+/// Distinct masks of the layers of both stacks: they share one work budget,
+/// so that a spec with many different masks stays as quick to count.
+static int64_t distinctMasks(const ModelSpec &spec) {
+  std::set<std::string> masks;
+  for (const StackSpec *stack : {&spec.encoder, &spec.decoder})
+    for (const LayerSpec &layer : stack->layerSpecs)
+      masks.insert(formatMask(layer.mask));
+  return std::max<int64_t>(1, static_cast<int64_t>(masks.size()));
+}
+
 FlopCounts countFlops(const ModelSpec &spec) {
   FlopCounts flops;
   double n = static_cast<double>(spec.maxSeq), d = static_cast<double>(spec.dModel);
+  int64_t maskBudget = (int64_t(1) << 24) / distinctMasks(spec);
   if (spec.encoder.present)
-    flops.encoderPrefill = StackFlops(spec, spec.encoder, false).prefill(flops.exact) / n;
+    flops.encoderPrefill =
+        StackFlops(spec, spec.encoder, false, maskBudget).prefill(flops.exact) / n;
   if (spec.decoder.present)
-    flops.decoderPrefill = StackFlops(spec, spec.decoder, true).prefill(flops.exact) / n;
+    flops.decoderPrefill =
+        StackFlops(spec, spec.decoder, true, maskBudget).prefill(flops.exact) / n;
   // The LM head scores every position; a classifier reads one pooled vector
   // per sequence.
   double headStep = 0;
@@ -196,7 +214,7 @@ FlopCounts countFlops(const ModelSpec &spec) {
   }
   flops.prefill = flops.encoderPrefill + flops.decoderPrefill + flops.headPrefill;
   if (spec.decoder.present)
-    flops.decode = StackFlops(spec, spec.decoder, true).decodeStep() + headStep;
+    flops.decode = StackFlops(spec, spec.decoder, true, maskBudget).decodeStep() + headStep;
   return flops;
 }
 

@@ -320,7 +320,8 @@ void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
     checkLinformer(layer, keys);
     return;
   }
-  if (keys.concerns({"mask"}))
+  // A mask that failed to read has no location; its errors are reported.
+  if (keys.concerns({"mask"}) && layer.mask.loc.isValid())
     checkLayerMask(reader, layer.mask, keys.given("mask"), model.maxSeq, context.isDecoder);
 }
 

@@ -446,15 +446,16 @@ int runMain(int argc, char **argv) {
     return reportError(error);
   // Kernels compute in f32: f16 and bf16 weights are widened once, here.
   std::vector<const void *> pointers;
-  std::vector<std::vector<float>> widened;
+  std::vector<tmr::AlignedVector<float>> widened;
   for (int32_t i = 0; i < desc->num_tensors; ++i) {
     const tmr::TensorView *tensor = weights->find(desc->tensors[i].name);
     if (tensor->dtype == TMR_F32) {
       pointers.push_back(tensor->data);
       continue;
     }
-    widened.push_back(tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype),
-                                      tensor->dtype));
+    std::vector<float> wide =
+        tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype), tensor->dtype);
+    widened.emplace_back(wide.begin(), wide.end());
     pointers.push_back(widened.back().data());
   }
 

@@ -250,12 +250,11 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
 
     view.bytes = static_cast<size_t>(expectedBytes);
     const unsigned char *p = data + begin;
-    if (reinterpret_cast<uintptr_t>(p) % dtypeSize(view.dtype) != 0) {
-      // The spec does not require alignment, but kernels read elements
-      // directly: keep an aligned private copy.
-      auto copy = std::make_unique<uint64_t[]>((view.bytes + 7) / 8);
-      std::memcpy(copy.get(), p, view.bytes);
-      p = reinterpret_cast<const unsigned char *>(copy.get());
+    if (!isAligned(p)) {
+      // The format does not align tensors, but kernels load whole vectors:
+      // keep an aligned private copy (files written by tmc need none).
+      AlignedVector<unsigned char> copy(p, p + view.bytes);
+      p = copy.data();
       file->copies_.push_back(std::move(copy));
     }
     view.data = p;

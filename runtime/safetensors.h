@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/aligned.h"
 #include "runtime/tmr_abi.h"
 
 #include <cstddef>
@@ -65,7 +66,7 @@ private:
   std::vector<TensorView> tensors_;
   std::map<std::string, size_t, std::less<>> byName_;
   /// Aligned copies of tensors whose bytes are misaligned in the file.
-  std::vector<std::unique_ptr<uint64_t[]>> copies_;
+  std::vector<AlignedVector<unsigned char>> copies_;
 };
 
 /// Checks the file against the model's expected tensors: every expected tensor

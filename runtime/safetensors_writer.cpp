@@ -1,7 +1,8 @@
 //===- safetensors_writer.cpp - Writing .safetensors weight files ---------===//
 //
 // The header is padded with spaces (allowed by the spec) so that the data
-// section, and with it every F32 tensor written here, starts 8-byte aligned
+// section starts TMR_BUFFER_ALIGNMENT-aligned (and with it every tensor whose
+// predecessors' byte sizes are multiples of that)
 // and can be used in place after mmap.
 //
 //===----------------------------------------------------------------------===//
@@ -62,8 +63,12 @@ bool writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
   } catch (const nlohmann::ordered_json::exception &) {
     return fail("a tensor name is not valid UTF-8");
   }
-  // 8-byte length + header, padded so the data section is 8-byte aligned.
-  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  // 8-byte length + header, padded so that the data section (and so every
+  // tensor whose predecessors' sizes are multiples of it) is aligned for
+  // the kernels' vector loads, and can be used from the mmap without a copy.
+  text.append((TMR_BUFFER_ALIGNMENT - (8 + text.size()) % TMR_BUFFER_ALIGNMENT) %
+                  TMR_BUFFER_ALIGNMENT,
+              ' ');
   unsigned char lengthBytes[8];
   for (int i = 0; i < 8; ++i)
     lengthBytes[i] = static_cast<unsigned char>(uint64_t(text.size()) >> (8 * i));

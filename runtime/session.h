@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/aligned.h"
 #include "runtime/tmr_abi.h"
 
 #include <cstdint>
@@ -43,7 +44,7 @@ private:
   const tmr_model_desc &desc;
   const std::vector<const void *> *weightPointers;
   int32_t threadCount;
-  std::vector<float> cache;
+  AlignedVector<float> cache;
   std::vector<int32_t> source;
   int64_t length = 0;
   int64_t cachedTokens = 0;

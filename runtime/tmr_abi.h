@@ -18,6 +18,11 @@ extern "C" {
 #define TMR_ABI_VERSION 2
 #define TMR_MAX_RANK 4
 
+/* Kernels may use aligned vector loads: every weight and the cache must start
+ * on this boundary (the executor checks, and reports a misaligned one). The
+ * tokens, segment ids and output may be anywhere. */
+#define TMR_BUFFER_ALIGNMENT 128
+
 typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2 } tmr_dtype;
 
 /* One expected weight tensor, as `tmc manifest` lists it. */

@@ -3,10 +3,13 @@
 // Built by run.sh against the objects of bench_kernels_gen (kernels.inc) and
 // libdnnl. For each shape (T tokens, K in, N out) and 1 and 2 threads:
 //  1. checks every tmc variant and oneDNN against a naive double GEMM
-//     (max |y - ref| / max |ref| <= 1e-5), and stops on a failure;
-//  2. times oneDNN and every tmc variant interleaved: each round runs each
-//     implementation's warm-up calls then a block of individually timed
-//     calls; the figure is the median over all rounds' calls;
+//     (max |y - ref| / max |ref| <= 1e-5), and times nothing on a failure;
+//  2. times oneDNN and every tmc variant interleaved: each round visits
+//     every shape and thread count and runs, per implementation, warm-up
+//     calls then a block of individually timed calls; the figure is the
+//     best round's median (the machine is shared: a round that overlapped
+//     someone's build is slower for whoever it hit, and the interleaving
+//     gives every implementation the same chances);
 //  3. prints GFLOP/s and tmc / oneDNN for the default schedule and the best
 //     variant.
 // tmc's weights are packed once before timing (as the executor does at load);
@@ -84,11 +87,27 @@ double relativeError(const float *y, const std::vector<double> &ref) {
   return maxDiff / maxRef;
 }
 
-/// One implementation under test: a call, and its timing samples.
+/// One implementation under test: a call, and its per-round medians for
+/// each thread count.
 struct Impl {
   std::string name;
   std::function<void()> call;
-  std::vector<double> samples;
+  std::vector<double> roundMedians[2];
+  double best(int threads) const {
+    const std::vector<double> &m = roundMedians[threads - 1];
+    return *std::min_element(m.begin(), m.end());
+  }
+};
+
+/// One shape's data, reference result, and implementations.
+struct Case {
+  BenchShape shape;
+  std::vector<float> x, w, y;
+  std::vector<double> ref;
+  Buffer<float> xb, wb, yb;                // Halide views: x (k, t), weight (k, n), y (n, t)
+  std::deque<Buffer<float>> packedWeights; // stable addresses for raw_buffer()
+  std::vector<Impl> impls;                 // oneDNN first, then tmc's default, then variants
+  int reps = 5;                            // timed calls per block
 };
 
 void setThreads(int threads) {
@@ -98,116 +117,151 @@ void setThreads(int threads) {
   halide_set_num_threads(threads);
 }
 
+/// Fills `c` with random inputs, the double reference, and the calls.
+bool setUp(Case &c, std::mt19937 &rng) {
+  const int T = c.shape.T, K = c.shape.K, N = c.shape.N;
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  c.x.resize(size_t(T) * K);
+  c.w.resize(size_t(N) * K);
+  c.y.resize(size_t(T) * N);
+  for (float &v : c.x)
+    v = dist(rng);
+  for (float &v : c.w)
+    v = dist(rng);
+  c.ref.resize(size_t(T) * N);
+  for (int t = 0; t < T; ++t)
+    for (int n = 0; n < N; ++n) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += double(c.x[size_t(t) * K + k]) * c.w[size_t(n) * K + k];
+      c.ref[size_t(t) * N + n] = sum;
+    }
+  c.xb = Buffer<float>(c.x.data(), K, T);
+  c.wb = Buffer<float>(c.w.data(), K, N);
+  c.yb = Buffer<float>(c.y.data(), N, T);
+  float *x = c.x.data(), *w = c.w.data(), *y = c.y.data();
+  c.impls.push_back({"oneDNN", [=] {
+                       dnnl_sgemm('N', 'T', T, N, K, 1.0f, x, K, w, K, 0.0f, y, N);
+                     }, {}});
+  for (const GemmVariant &v : kVariants) {
+    if (v.K != K || v.N != N)
+      continue;
+    // Packed once, as the executor does after loading the weights.
+    Buffer<float> &packed = c.packedWeights.emplace_back(v.packed[0], v.packed[1], v.packed[2]);
+    if (v.pack(c.wb.raw_buffer(), packed.raw_buffer()) != 0) {
+      std::fprintf(stderr, "pack kernel %s failed\n", v.name);
+      return false;
+    }
+    auto gemm = v.gemm;
+    halide_buffer_t *px = c.xb.raw_buffer(), *pw = packed.raw_buffer(), *py = c.yb.raw_buffer();
+    c.impls.push_back({v.name, [gemm, px, pw, py] {
+                         if (gemm(px, pw, py) != 0)
+                           std::abort();
+                       }, {}});
+  }
+  return true;
+}
+
+/// Every implementation's result against the reference.
+bool check(Case &c) {
+  bool ok = true;
+  for (Impl &impl : c.impls) {
+    std::fill(c.y.begin(), c.y.end(), NAN);
+    impl.call();
+    double err = relativeError(c.y.data(), c.ref);
+    if (!(err <= 1e-5)) {
+      std::printf("WRONG RESULT: %s on T=%d K=%d N=%d: relative error %.3g\n", impl.name.c_str(),
+                  c.shape.T, c.shape.K, c.shape.N, err);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/// One round of one case at one thread count: a timed block per
+/// implementation, starting with a different one each round so that none
+/// always follows the same neighbour.
+void timeRound(Case &c, int threads, int round) {
+  for (size_t i = 0; i < c.impls.size(); ++i) {
+    Impl &impl = c.impls[(i + round) % c.impls.size()];
+    // OpenMP's workers spin for milliseconds after oneDNN returns (and
+    // Halide's briefly): let them sleep before the next block.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 3; ++i)
+      impl.call();
+    std::vector<double> samples;
+    for (int i = 0; i < c.reps; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      impl.call();
+      samples.push_back(seconds(std::chrono::steady_clock::now() - t0));
+    }
+    impl.roundMedians[threads - 1].push_back(median(samples));
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  int rounds = 9;
+  int rounds = 15;
   for (int i = 1; i + 1 < argc; ++i)
     if (!std::strcmp(argv[i], "--rounds"))
       rounds = std::max(1, std::atoi(argv[i + 1]));
 
-  std::printf("tmc GEMM kernels vs oneDNN %d.%d sgemm; tmc target: %s\n",
-              dnnl_version()->major, dnnl_version()->minor, kTarget);
-  std::printf("medians of %d interleaved rounds; GFLOP/s = 2*T*K*N / time\n\n", rounds);
-  std::printf("%-28s %4s %5s %5s %3s | %8s | %8s %6s | %-10s %8s %6s\n", "shape", "T", "K", "N",
-              "thr", "oneDNN", "default", "ratio", "best", "GFLOP/s", "ratio");
   std::mt19937 rng(42);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::deque<Case> cases;
   bool allCorrect = true;
-
   for (const BenchShape &shape : kShapes) {
-    const int T = shape.T, K = shape.K, N = shape.N;
-    std::vector<float> x(size_t(T) * K), w(size_t(N) * K), y(size_t(T) * N);
-    for (float &v : x)
-      v = dist(rng);
-    for (float &v : w)
-      v = dist(rng);
-    std::vector<double> ref(size_t(T) * N);
-    for (int t = 0; t < T; ++t)
-      for (int n = 0; n < N; ++n) {
-        double sum = 0;
-        for (int k = 0; k < K; ++k)
-          sum += double(x[size_t(t) * K + k]) * w[size_t(n) * K + k];
-        ref[size_t(t) * N + n] = sum;
-      }
-
-    // Halide views of the same memory: x (k, t), weight (k, n), y (n, t).
-    Buffer<float> xb(x.data(), K, T), wb(w.data(), K, N), yb(y.data(), N, T);
-    std::vector<Impl> impls;
-    std::deque<Buffer<float>> packedWeights; // stable addresses for raw_buffer()
-    impls.push_back({"oneDNN", [&] {
-                       dnnl_sgemm('N', 'T', T, N, K, 1.0f, x.data(), K, w.data(), K, 0.0f,
-                                  y.data(), N);
-                     }, {}});
-    for (const GemmVariant &v : kVariants) {
-      if (v.K != K || v.N != N)
-        continue;
-      Buffer<float> &packed = packedWeights.emplace_back(v.packed[0], v.packed[1], v.packed[2]);
-      if (v.pack(wb.raw_buffer(), packed.raw_buffer()) != 0) {
-        std::fprintf(stderr, "pack kernel %s failed\n", v.name);
-        return 1;
-      }
-      auto gemm = v.gemm;
-      halide_buffer_t *px = xb.raw_buffer(), *pw = packed.raw_buffer(), *py = yb.raw_buffer();
-      impls.push_back({v.name, [gemm, px, pw, py] {
-                         if (gemm(px, pw, py) != 0)
-                           std::abort();
-                       }, {}});
-    }
-
+    Case &c = cases.emplace_back();
+    c.shape = shape;
+    if (!setUp(c, rng))
+      return 1;
     for (int threads : {1, 2}) {
       setThreads(threads);
-      for (Impl &impl : impls) {
-        std::fill(y.begin(), y.end(), NAN);
-        impl.call();
-        double err = relativeError(y.data(), ref);
-        if (!(err <= 1e-5)) {
-          std::printf("WRONG RESULT: %s on %dx%dx%d: relative error %.3g\n", impl.name.c_str(),
-                      T, K, N, err);
-          allCorrect = false;
-        }
-        impl.samples.clear();
-      }
-      // Calls per block: about 20 ms of the first implementation's work.
-      auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < 3; ++i)
-        impls[0].call();
-      double once = seconds(std::chrono::steady_clock::now() - start) / 3;
-      const int reps = std::clamp(static_cast<int>(0.02 / std::max(once, 1e-7)), 5, 400);
-      for (int round = 0; round < rounds; ++round)
-        for (Impl &impl : impls) {
-          // OpenMP's workers spin for milliseconds after oneDNN returns (and
-          // Halide's briefly): let them sleep before the next block.
-          std::this_thread::sleep_for(std::chrono::milliseconds(40));
-          for (int i = 0; i < 3; ++i)
-            impl.call();
-          for (int i = 0; i < reps; ++i) {
-            auto t0 = std::chrono::steady_clock::now();
-            impl.call();
-            impl.samples.push_back(seconds(std::chrono::steady_clock::now() - t0));
-          }
-        }
-
-      const double flop = 2.0 * T * K * N;
-      double dnnl = flop / median(impls[0].samples) / 1e9;
-      double def = flop / median(impls[1].samples) / 1e9;
-      size_t best = 1;
-      for (size_t i = 2; i < impls.size(); ++i)
-        if (median(impls[i].samples) < median(impls[best].samples))
-          best = i;
-      double bestRate = flop / median(impls[best].samples) / 1e9;
-      std::printf("%-28s %4d %5d %5d %3d | %8.1f | %8.1f %5.0f%% | %-10s %8.1f %5.0f%%\n",
-                  shape.model, T, K, N, threads, dnnl, def, 100 * def / dnnl,
-                  impls[best].name.c_str(), bestRate, 100 * bestRate / dnnl);
-      std::fflush(stdout);
+      allCorrect = check(c) && allCorrect;
     }
+    // Calls per block: about 10 ms of oneDNN's work at 1 thread.
+    setThreads(1);
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i)
+      c.impls[0].call();
+    double once = seconds(std::chrono::steady_clock::now() - start) / 3;
+    c.reps = std::clamp(static_cast<int>(0.01 / std::max(once, 1e-7)), 5, 200);
   }
+  if (!allCorrect) {
+    std::printf("FAILED: some results were wrong (see above); nothing timed\n");
+    return 1;
+  }
+
+  // Rounds outermost, so that a burst of load on the shared machine hits a
+  // round of a few rows rather than every round of one row.
+  for (int round = 0; round < rounds; ++round)
+    for (Case &c : cases)
+      for (int threads : {1, 2}) {
+        setThreads(threads);
+        timeRound(c, threads, round);
+      }
+
+  std::printf("tmc GEMM kernels vs oneDNN %d.%d sgemm; tmc target: %s\n",
+              dnnl_version()->major, dnnl_version()->minor, kTarget);
+  std::printf("best of %d interleaved rounds' medians; GFLOP/s = 2*T*K*N / time\n\n", rounds);
+  std::printf("%-28s %4s %5s %5s %3s | %8s | %8s %6s | %-10s %8s %6s\n", "shape", "T", "K", "N",
+              "thr", "oneDNN", "default", "ratio", "best", "GFLOP/s", "ratio");
+  for (const Case &c : cases)
+    for (int threads : {1, 2}) {
+      const double flop = 2.0 * c.shape.T * c.shape.K * c.shape.N;
+      double dnnl = flop / c.impls[0].best(threads) / 1e9;
+      double def = flop / c.impls[1].best(threads) / 1e9;
+      size_t best = 1;
+      for (size_t i = 2; i < c.impls.size(); ++i)
+        if (c.impls[i].best(threads) < c.impls[best].best(threads))
+          best = i;
+      double bestRate = flop / c.impls[best].best(threads) / 1e9;
+      std::printf("%-28s %4d %5d %5d %3d | %8.1f | %8.1f %5.0f%% | %-10s %8.1f %5.0f%%\n",
+                  c.shape.model, c.shape.T, c.shape.K, c.shape.N, threads, dnnl, def,
+                  100 * def / dnnl, c.impls[best].name.c_str(), bestRate, 100 * bestRate / dnnl);
+    }
   std::printf("\nschedules:\n");
   for (const GemmVariant &v : kVariants)
     std::printf("  k%ld_n%ld %-10s %s\n", v.K, v.N, v.name, v.schedule);
-  if (!allCorrect) {
-    std::printf("\nFAILED: some results were wrong (see above)\n");
-    return 1;
-  }
   return 0;
 }

@@ -186,6 +186,29 @@ LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
   return {out, {x, offset}, {cosine, sine, out}};
 }
 
+LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  ImageParam x = makeInput(sig[0], "x");                // (c, t)
+  ImageParam e = makeInput(sig[1], "projection");       // (t, r): [k, max_seq]
+  std::vector<Argument> args = {x, e};
+  Expr valid = x.dim(1).extent();
+  if (kernel.hasLength) {
+    Param<int32_t> length("length");
+    args.push_back(length);
+    valid = clamp(length, 1, valid);
+  }
+  Var c("c"), r("r");
+  RDom rt(0, valid, "rt");
+  Func out("seq_project");
+  out(c, r) = 0.0f;
+  out(c, r) += e(rt, r) * x(c, rt);
+  constrainOutput(out, sig.back());
+  int vw = vectorWidthFor(kernel.width, schedule.vectorWidth);
+  out.vectorize(c, vw);
+  out.update().reorder(c, rt, r).vectorize(c, vw);
+  return {out, args, {out}};
+}
+
 LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam x = makeInput(sig[0], "x"); // (c, t)

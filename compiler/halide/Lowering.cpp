@@ -12,6 +12,9 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
   ImageParam param(shape.isInt32 ? Int(32) : Float(32), static_cast<int>(shape.extents.size()),
                    name);
+  // Weights are mmap'd at whatever offset the file gives them: promise
+  // element alignment only, so that Halide never emits aligned vector loads.
+  param.set_host_alignment(4);
   Expr stride = 1;
   for (size_t i = 0; i < shape.extents.size(); ++i) {
     param.dim(i).set_min(0).set_stride(stride);
@@ -25,6 +28,7 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
 
 void constrainOutput(Func &output, const BufferShape &shape) {
   OutputImageParam buffer = output.output_buffer();
+  buffer.set_host_alignment(4);
   Expr stride = 1;
   for (size_t i = 0; i < shape.extents.size(); ++i) {
     buffer.dim(i).set_min(0).set_stride(stride);
@@ -87,6 +91,8 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
     return lowerRope(kernel, schedule);
   case KernelKind::Pool:
     return lowerPool(kernel, schedule);
+  case KernelKind::SeqProject:
+    return lowerSeqProject(kernel, schedule);
   }
   return {};
 }

@@ -64,5 +64,6 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
 LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule);
 
 } // namespace tmc::halide

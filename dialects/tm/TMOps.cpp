@@ -174,6 +174,14 @@ LogicalResult GatedActivationOp::verify() {
                      ArrayRef<StringRef>(kActivations).drop_front());
 }
 
+LogicalResult SeqProjectOp::verify() {
+  int64_t rows = dim(getProjection(), 0);
+  if (failed(expectDim(*this, getResult(), 0, rows, "result")) ||
+      failed(expectDim(*this, getResult(), 1, dim(getInput(), 1), "result")))
+    return failure();
+  return success();
+}
+
 LogicalResult PoolOp::verify() {
   if ((getKind() == "mean") != static_cast<bool>(getLength()))
     return emitOpError("takes a length operand exactly when kind = \"mean\"");

@@ -276,6 +276,25 @@ def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
+def TM_SeqProjectOp : TM_Op<"seq_project", [Pure]> {
+  let summary = "Projects a sequence's rows onto k rows (Linformer keys and values)";
+  let description = [{
+    `result = E[:, :L] . input`, with E the [k, max_seq] projection and L the
+    sequence's valid length: `length` when given (padding), else every row.
+
+    ```mlir
+    %kp = tm.seq_project %k, %e : (tensor<?x64xf32>, tensor<16x128xf32>) -> tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input, 2DTensorOf<[F32]>:$projection,
+                       Optional<I32>:$length);
+  let results = (outs TM_Activations:$result);
+  let assemblyFormat = [{
+    $input `,` $projection (`length` $length^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def TM_PoolOp : TM_Op<"pool", [Pure]> {
   let summary = "Pools a sequence into one row (first token, or mean)";
   let description = [{

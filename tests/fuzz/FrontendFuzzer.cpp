@@ -3,8 +3,8 @@
 // Feeds arbitrary bytes through everything `tmc check` and `tmc manifest` do
 // with a spec: lexing, parsing with recovery, Sema, diagnostic rendering, the
 // AST dump, and for a valid spec the manifest, sizes and FLOP counts. Any
-// crash, sanitizer report or timeout is a bug; each one found becomes a lit
-// regression test in tests/lit/frontend/fuzz-*.tm.
+// crash, sanitizer report, timeout or diagnostic without a location is a
+// bug; each one found becomes a lit regression test in tests/lit/frontend/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   tmc::LoadedSpec loaded = tmc::loadSpecFromString(text, "fuzz.tm", llvm::nulls());
+  // The contract: every error and warning names file:line:col.
+  if (loaded.unlocatedCount != 0)
+    __builtin_trap();
   if (loaded.ast)
     tmc::dumpAST(*loaded.ast, *loaded.sourceMgr, llvm::nulls());
   if (!loaded.ok())

@@ -106,6 +106,10 @@ TEST(SemaMaskTest, DefaultsPerStack) {
 TEST(SemaMaskTest, ArgumentErrors) {
   Loaded unknown = loadMask("casual");
   EXPECT_THAT(unknown.diagnostics, HasSubstr("8:8: error: unknown value 'casual' for 'mask'"));
+  // A mask that failed to read draws no warning about what it would allow.
+  Loaded decoder = loadMask("causal + sliding(size = 4)", true);
+  EXPECT_EQ(decoder.result.errorCount, 1u) << decoder.diagnostics;
+  EXPECT_EQ(decoder.result.warningCount, 0u) << decoder.diagnostics;
   EXPECT_THAT(unknown.diagnostics, HasSubstr("note: did you mean 'causal'?"));
 
   Loaded size = loadMask("sliding_window");

@@ -416,6 +416,13 @@ TEST(SemaModelTest, ModelTooLargeForSixtyFourBits) {
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("1:1: error: model 'm' is too large: the parameter count does not "
                         "fit in 64 bits"));
+  // About 2^62 parameters fit; their 2^64 bytes do not.
+  Loaded bytes = load("model m {\n  vocab = 2147483647; d_model = 2147483647\n"
+                      "  max_seq = 4\n"
+                      "  encoder { layers = 1; heads = 1; head_dim = 1; d_ff = 1 }\n}\n");
+  EXPECT_THAT(bytes.diagnostics,
+              HasSubstr("error: model 'm' is too large: the weight size in bytes does not "
+                        "fit in 64 bits"));
   Loaded kv = load("model m {\n  vocab = 2; d_model = 1048576\n"
                    "  max_seq = 2147483647\n"
                    "  decoder { layers = 4096; heads = 1; d_ff = 1 }\n}\n");

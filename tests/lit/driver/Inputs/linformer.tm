@@ -2,6 +2,7 @@ model lin {
   vocab = 10
   d_model = 8
   max_seq = 16
+  position = alibi
   encoder {
     layers = 1
     heads = 2

@@ -1,0 +1,18 @@
+# Linformer attention (keys and values projected to k = 6 rows) in layer 0,
+# full attention in layer 1 (an override), GQA, a padding mask, mean pooling.
+model lin_enc {
+  vocab = 30
+  d_model = 32
+  max_seq = 24
+  position = learned
+  output = classifier(classes = 3, pool = mean)
+  encoder {
+    layers = 2
+    heads = 4
+    kv_heads = 2
+    ffn = gelu
+    attention = linformer(k = 6)
+    mask = padding
+    layers 1..1 { attention = full }
+  }
+}
