@@ -22,6 +22,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -66,7 +67,7 @@ private:
 };
 
 bool CompileJob::dumpText(const std::string &text, const char *dumpName) {
-  if (!dumping())
+  if (!dumping() || !dumpName)
     return true;
   std::string error;
   llvm::SmallString<256> path(options.dumpStagesTo);
@@ -129,17 +130,35 @@ int CompileJob::run() {
   mlir::OwningOpRef<mlir::ModuleOp> module = buildModule(context, *loaded.sourceMgr, spec);
   if (!module)
     return 1;
-  auto printModule = [&] {
+  // Dumps always carry the spec locations; --emit shows them with MLIR's
+  // own --mlir-print-debuginfo, like mlir-opt.
+  auto printModule = [&](bool locations) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    module->print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+    mlir::OpPrintingFlags flags;
+    if (locations)
+      flags.enableDebugInfo(true, /*prettyForm=*/false);
+    module->print(os, flags);
     return text;
   };
-  if (finishStage(Stage::TM, printModule(), "2-tm.mlir"))
+  auto finishIR = [&](Stage stage, const char *dumpName) {
+    if (!dumpText(printModule(true), dumpName))
+      return true;
+    return options.emit == stage && finishStage(stage, printModule(false), nullptr);
+  };
+  if (finishIR(Stage::TM, "2-tm.mlir"))
     return failed;
 
   // Stage: tm-opt.
   mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  // MLIR's own pass-manager flags (--mlir-print-ir-after-all, --mlir-timing,
+  // ...), registered by the tmc tool, apply here.
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return fail("invalid MLIR pass-manager options"), 1;
+  auto timing = std::make_unique<mlir::DefaultTimingManager>();
+  mlir::applyDefaultTimingManagerCLOptions(*timing);
+  if (timing->isEnabled())
+    pm.enableTiming(std::move(timing));
   if (options.printIRAfterAll) {
     context.disableMultithreading();
     pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
@@ -149,7 +168,7 @@ int CompileJob::run() {
   tm::buildOptimizationPipeline(pm, {options.optLevel});
   if (mlir::failed(pm.run(*module)))
     return 1;
-  if (finishStage(Stage::TMOpt, printModule(), "3-tm-opt.mlir"))
+  if (finishIR(Stage::TMOpt, "3-tm-opt.mlir"))
     return failed;
 
   // Stage: kernels.

@@ -13,6 +13,10 @@
 #include "frontend/Frontend.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -77,6 +81,12 @@ int compileCommand(int argc, char **argv) {
                        cl::init(0), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
+  // MLIR's printing, context and pass-manager flags: --mlir-print-debuginfo,
+  // --mlir-print-ir-after-all, --mlir-timing and the rest of their family.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   parseOptions(argc, argv, "tmc compile: compile a model spec into a standalone executable\n");
 
   tmc::CompileOptions options;
