@@ -165,7 +165,7 @@ int CompileJob::run() {
                         [](mlir::Pass *, mlir::Operation *) { return true; },
                         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
   }
-  tm::buildOptimizationPipeline(pm, {options.optLevel});
+  tm::buildOptimizationPipeline(pm, {options.optLevel, options.explain});
   if (mlir::failed(pm.run(*module)))
     return 1;
   if (finishIR(Stage::TMOpt, "3-tm-opt.mlir"))
@@ -176,7 +176,7 @@ int CompileJob::run() {
   std::vector<std::string> names;
   for (const TensorSpec &tensor : manifest)
     names.push_back(tensor.name);
-  mlir::FailureOr<KernelPlan> plan = formKernels(*module, names);
+  mlir::FailureOr<KernelPlan> plan = formKernels(*module, names, options.explain);
   if (mlir::failed(plan))
     return 1;
   {

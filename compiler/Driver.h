@@ -22,6 +22,7 @@ struct CompileOptions {
   unsigned optLevel = 2;
   int threads = 0;              ///< default thread count baked into the executable
   bool printIRAfterAll = false;
+  bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
 };
 
 /// Runs the pipeline; diagnostics go to stderr. Returns the process exit code.

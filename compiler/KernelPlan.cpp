@@ -328,8 +328,8 @@ namespace {
 class FunctionPlanner {
 public:
   FunctionPlanner(KernelPlan &plan, std::map<std::string, size_t> &kernelByName,
-                  const std::map<std::string, int64_t> &weightIndex)
-      : out(plan), kernelByName(kernelByName), weightIndex(weightIndex) {}
+                  const std::map<std::string, int64_t> &weightIndex, bool explain)
+      : out(plan), kernelByName(kernelByName), weightIndex(weightIndex), explain(explain) {}
 
   /// Appends `func`'s calls with `phase`; `result` (may be null) is the value
   /// the executable returns. Returns the arena width the function needs.
@@ -431,6 +431,10 @@ private:
     auto [it, inserted] = kernelByName.try_emplace(desc.name(), out.kernels.size());
     if (inserted)
       out.kernels.push_back(desc);
+    if (explain)
+      emitRemark(op.getLoc()) << tm::originPrefix(op.getLoc()) << op.getName()
+                              << " runs as kernel k" << it->second << " ("
+                              << desc.name() << (inserted ? ", new" : ", shared") << ")";
     std::vector<BufferShape> signature = kernelSignature(desc);
 
     KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {},
@@ -464,6 +468,7 @@ private:
   KernelPlan &out;
   std::map<std::string, size_t> &kernelByName;
   const std::map<std::string, int64_t> &weightIndex;
+  bool explain;
   llvm::DenseMap<Value, Slot> slots;
   llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
   std::vector<size_t> lastUse; // per call: the last call that reads its result
@@ -472,7 +477,8 @@ private:
 
 } // namespace
 
-FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string> &manifest) {
+FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string> &manifest,
+                                  bool explain) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("no func.func @forward to compile"), failure();
@@ -484,7 +490,7 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   std::map<std::string, size_t> kernelByName;
   std::map<std::string, size_t> caches;
   if (auto encode = module.lookupSymbol<func::FuncOp>("encode")) {
-    FunctionPlanner planner(plan, kernelByName, weightIndex);
+    FunctionPlanner planner(plan, kernelByName, weightIndex, explain);
     FailureOr<int64_t> width = planner.planFunction(encode, KernelCall::Phase::Encode, Value());
     if (failed(width))
       return failure();
@@ -498,7 +504,7 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   int64_t resultRows = cast<ShapedType>(result.getType()).getDimSize(0);
   plan.outputRows = ShapedType::isDynamic(resultRows) ? 0 : resultRows;
 
-  FunctionPlanner planner(plan, kernelByName, weightIndex);
+  FunctionPlanner planner(plan, kernelByName, weightIndex, explain);
   planner.cacheByName = caches;
   FailureOr<int64_t> width = planner.planFunction(forward, KernelCall::Phase::Step, result);
   if (failed(width))

@@ -146,8 +146,10 @@ struct KernelPlan {
 
 /// Forms the plan from the optimized module's @forward. `manifest` gives each
 /// weight name its index. Fails (with an MLIR diagnostic) on an op it cannot map.
+/// With `explain`, every op also gets a remark naming the kernel it runs as.
 mlir::FailureOr<KernelPlan> formKernels(mlir::ModuleOp module,
-                                        const std::vector<std::string> &manifest);
+                                        const std::vector<std::string> &manifest,
+                                        bool explain = false);
 
 /// The --emit=kernels listing.
 void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os);

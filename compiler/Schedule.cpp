@@ -23,26 +23,34 @@ std::string Schedule::str() const {
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   Schedule s;
   s.vectorWidth = target.vectorWidth;
-  if (target.vectorWidth >= 16) {
-    // AVX-512: 4 vectors x 6 rows = 24 of the 32 zmm registers accumulate,
-    // 4 hold the weight row and 1 the broadcast token value (PERFORMANCE.md:
-    // a wider or taller tile spills or runs out of row pointers).
-    s.tileCols = 4 * s.vectorWidth;
-    s.tileRows = 6;
-  } else {
-    // AVX2: 2 vectors x 6 rows = 12 of the 16 ymm registers (BLIS's 6x16).
-    s.tileCols = 2 * s.vectorWidth;
-    s.tileRows = 6;
-  }
+  const bool avx512 = target.vectorWidth >= 16;
+  // AVX-512: 4 vectors x 6 rows = 24 of the 32 zmm registers accumulate, 4
+  // hold the weight row and 1 the broadcast token value (PERFORMANCE.md: a
+  // wider or taller tile spills or runs out of row pointers). AVX2: 2 x 6 =
+  // 12 of the 16 ymm registers (BLIS's 6x16).
+  s.tileCols = (avx512 ? 4 : 2) * s.vectorWidth;
+  s.tileRows = 6;
   if (kernel.kind == KernelKind::Linear) {
+    // Blocking K keeps a block of the weight panel in L1/L2 while every row
+    // tile of the tokens passes over it, at the price of storing partial
+    // sums per block. Measured on GPT-2/BERT shapes (bench/kernels/README.md):
+    // for K <= 1024 blocks of 128 (AVX-512; a 32 KiB panel block) or 384
+    // (AVX2) win 2-5%; for K = 3072 AVX-512 is fastest unblocked, and AVX2
+    // with a 3-vector x 4-row tile and blocks of 256.
+    const bool longK = kernel.inWidth > 1024;
+    if (avx512) {
+      s.kBlock = longK ? 0 : 128;
+    } else if (longK) {
+      s.tileCols = 3 * s.vectorWidth;
+      s.tileRows = 4;
+      s.kBlock = 256;
+    } else {
+      s.kBlock = 384;
+    }
+    s.unrollK = 1;
     // Narrow layers: a tile wider than the layer only computes padding.
     int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
     s.tileCols = static_cast<int>(std::min<int64_t>(s.tileCols, roundedWidth));
-    // Past ~1024 steps the token rows of a tile and a weight panel no longer
-    // sit together in L2 (2 MiB); blocks of 256 keep a panel's block in L1/L2
-    // while every row tile passes over it.
-    s.kBlock = kernel.inWidth > 1024 ? 256 : 0;
-    s.unrollK = 1;
   }
   s.queryTile = 16;
   s.parallel = true;

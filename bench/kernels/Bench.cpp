@@ -11,9 +11,10 @@
 //     someone's build is slower for whoever it hit, and the interleaving
 //     gives every implementation the same chances);
 //  3. prints GFLOP/s and tmc / oneDNN for the default schedule and the best
-//     variant.
+//     variant, then every implementation's GFLOP/s.
 // tmc's weights are packed once before timing (as the executor does at load);
-// oneDNN's sgemm takes the plain [N, K] weight (its packing is per call).
+// oneDNN's sgemm runs on the [N, K] weight as stored and on a [K, N] copy
+// made before timing, and its better layout counts (its packing is per call).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,14 +100,17 @@ struct Impl {
   }
 };
 
+/// Where tmc's implementations start in Case::impls (after oneDNN's two).
+constexpr size_t kFirstTmc = 2;
+
 /// One shape's data, reference result, and implementations.
 struct Case {
   BenchShape shape;
-  std::vector<float> x, w, y;
+  std::vector<float> x, w, wt, y;
   std::vector<double> ref;
   Buffer<float> xb, wb, yb;                // Halide views: x (k, t), weight (k, n), y (n, t)
   std::deque<Buffer<float>> packedWeights; // stable addresses for raw_buffer()
-  std::vector<Impl> impls;                 // oneDNN first, then tmc's default, then variants
+  std::vector<Impl> impls;                 // oneDNN (2 layouts), tmc's default, variants
   int reps = 5;                            // timed calls per block
 };
 
@@ -140,8 +144,18 @@ bool setUp(Case &c, std::mt19937 &rng) {
   c.wb = Buffer<float>(c.w.data(), K, N);
   c.yb = Buffer<float>(c.y.data(), N, T);
   float *x = c.x.data(), *w = c.w.data(), *y = c.y.data();
-  c.impls.push_back({"oneDNN", [=] {
+  // oneDNN in both weight layouts, the better one counting: [N, K] as the
+  // model stores it, and [K, N] transposed up front (as tmc packs up front).
+  c.wt.resize(c.w.size());
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      c.wt[size_t(k) * N + n] = c.w[size_t(n) * K + k];
+  float *wt = c.wt.data();
+  c.impls.push_back({"oneDNN-NK", [=] {
                        dnnl_sgemm('N', 'T', T, N, K, 1.0f, x, K, w, K, 0.0f, y, N);
+                     }, {}});
+  c.impls.push_back({"oneDNN-KN", [=] {
+                       dnnl_sgemm('N', 'N', T, N, K, 1.0f, x, K, wt, N, 0.0f, y, N);
                      }, {}});
   for (const GemmVariant &v : kVariants) {
     if (v.K != K || v.N != N)
@@ -246,13 +260,24 @@ int main(int argc, char **argv) {
   std::printf("best of %d interleaved rounds' medians; GFLOP/s = 2*T*K*N / time\n\n", rounds);
   std::printf("%-28s %4s %5s %5s %3s | %8s | %8s %6s | %-10s %8s %6s\n", "shape", "T", "K", "N",
               "thr", "oneDNN", "default", "ratio", "best", "GFLOP/s", "ratio");
+  std::string detail;
   for (const Case &c : cases)
     for (int threads : {1, 2}) {
       const double flop = 2.0 * c.shape.T * c.shape.K * c.shape.N;
-      double dnnl = flop / c.impls[0].best(threads) / 1e9;
-      double def = flop / c.impls[1].best(threads) / 1e9;
-      size_t best = 1;
-      for (size_t i = 2; i < c.impls.size(); ++i)
+      double dnnl = flop / std::min(c.impls[0].best(threads), c.impls[1].best(threads)) / 1e9;
+      double def = flop / c.impls[kFirstTmc].best(threads) / 1e9;
+      size_t best = kFirstTmc;
+      char line[160];
+      std::snprintf(line, sizeof line, "  T=%d K=%d N=%d %dT:", c.shape.T, c.shape.K, c.shape.N,
+                    threads);
+      detail += line;
+      for (size_t i = 0; i < c.impls.size(); ++i) {
+        std::snprintf(line, sizeof line, " %s=%.1f", c.impls[i].name.c_str(),
+                      flop / c.impls[i].best(threads) / 1e9);
+        detail += line;
+      }
+      detail += "\n";
+      for (size_t i = kFirstTmc + 1; i < c.impls.size(); ++i)
         if (c.impls[i].best(threads) < c.impls[best].best(threads))
           best = i;
       double bestRate = flop / c.impls[best].best(threads) / 1e9;
@@ -260,6 +285,7 @@ int main(int argc, char **argv) {
                   c.shape.model, c.shape.T, c.shape.K, c.shape.N, threads, dnnl, def,
                   100 * def / dnnl, c.impls[best].name.c_str(), bestRate, 100 * bestRate / dnnl);
     }
+  std::printf("\nGFLOP/s of every implementation:\n%s", detail.c_str());
   std::printf("\nschedules:\n");
   for (const GemmVariant &v : kVariants)
     std::printf("  k%ld_n%ld %-10s %s\n", v.K, v.N, v.name, v.schedule);

@@ -60,7 +60,7 @@ int initWeightsCommand(int argc, char **argv) {
 
 int compileCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all",
-                        "threads", "O"});
+                        "explain", "threads", "O"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> output("o", cl::desc("Output executable (or stage text; default stdout)"),
@@ -77,6 +77,11 @@ int compileCommand(int argc, char **argv) {
   cl::opt<bool> printAfterAll("print-ir-after-all",
                               cl::desc("Print the tm IR after every pass (to stderr)"),
                               cl::cat(toolOptions));
+  cl::opt<bool> explain("explain",
+                        cl::desc("Explain the compilation: every fusion made or declined (with "
+                                 "its reason) and the kernel every op runs as, as remarks at "
+                                 "spec lines"),
+                        cl::cat(toolOptions));
   cl::opt<int> threads("threads", cl::desc("Default thread count of the executable (0: all cores)"),
                        cl::init(0), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
@@ -95,6 +100,7 @@ int compileCommand(int argc, char **argv) {
   options.target = target;
   options.dumpStagesTo = dumpDir;
   options.printIRAfterAll = printAfterAll;
+  options.explain = explain;
   std::optional<tmc::Stage> stage = tmc::parseStage(emit);
   if (!stage) {
     errs() << "tmc: error: --emit: unknown stage '" << emit << "' (expected one of: "

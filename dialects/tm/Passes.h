@@ -20,6 +20,8 @@ namespace tmc::tm {
 struct OptimizationOptions {
   /// 0 runs no fusion, so that every model-level op becomes its own kernel.
   unsigned optLevel = 2;
+  /// Remarks for every fusion made or declined (`tmc compile --explain`).
+  bool explain = false;
 };
 
 /// verify -> canonicalize -> fusions -> cse: what `tmc compile` runs between

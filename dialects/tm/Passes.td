@@ -12,6 +12,10 @@ def TMFuseEmbeddingPositions : Pass<"tm-fuse-embedding-positions", "::mlir::func
     pass over the output instead of two.
   }];
   let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every fusion made, and for every one declined, with its reason">
+  ];
 }
 
 def TMFuseLinearActivation : Pass<"tm-fuse-linear-activation", "::mlir::func::FuncOp"> {
@@ -21,6 +25,10 @@ def TMFuseLinearActivation : Pass<"tm-fuse-linear-activation", "::mlir::func::Fu
     the accumulators are still in registers.
   }];
   let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every fusion made, and for every one declined, with its reason">
+  ];
 }
 
 def TMFuseResidualNorm : Pass<"tm-fuse-residual-norm", "::mlir::func::FuncOp"> {
@@ -30,6 +38,10 @@ def TMFuseResidualNorm : Pass<"tm-fuse-residual-norm", "::mlir::func::FuncOp"> {
     stream is read once per layer norm instead of written and read back.
   }];
   let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every fusion made, and for every one declined, with its reason">
+  ];
 }
 
 #endif // TM_PASSES_TD

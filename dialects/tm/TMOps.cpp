@@ -191,3 +191,20 @@ LogicalResult PoolOp::verify() {
     return failure();
   return success();
 }
+
+std::string tmc::tm::originName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+std::string tmc::tm::originPrefix(Location loc) {
+  std::string name = originName(loc);
+  return name.empty() ? name : "[" + name + "] ";
+}

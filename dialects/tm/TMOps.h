@@ -12,3 +12,12 @@
 
 #define GET_OP_CLASSES
 #include "dialects/tm/TMOps.h.inc"
+
+namespace tmc::tm {
+/// The model path a location names ("decoder.layers.0.ffn"), from the first
+/// NameLoc MLIRGen put in it; empty if none.
+std::string originName(mlir::Location loc);
+/// "[decoder.layers.0.ffn] ", or "" for a location without a name: the
+/// prefix of --explain remarks.
+std::string originPrefix(mlir::Location loc);
+} // namespace tmc::tm

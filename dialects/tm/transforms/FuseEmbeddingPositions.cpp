@@ -16,7 +16,9 @@ namespace {
 
 /// add_positions(embed(tokens, table)) -> embed(tokens, table) {position = kind}
 struct FoldPositionsIntoEmbed : OpRewritePattern<AddPositionsOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldPositionsIntoEmbed(MLIRContext *context, bool explain)
+      : OpRewritePattern(context), explain(explain) {}
+  bool explain;
 
   LogicalResult matchAndRewrite(AddPositionsOp positions,
                                 PatternRewriter &rewriter) const override {
@@ -28,6 +30,9 @@ struct FoldPositionsIntoEmbed : OpRewritePattern<AddPositionsOp> {
         rewriter.getFusedLoc({embed.getLoc(), positions.getLoc()}),
         positions.getType(), embed.getTokens(), embed.getOffset(), embed.getTable(),
         positions.getTable(), embed.getScaleAttr(), positions.getKindAttr());
+    if (explain)
+      emitRemark(positions.getLoc())
+          << originPrefix(positions.getLoc()) << "fused the " << positions.getKind() << " positions into the embedding lookup";
     rewriter.replaceOp(positions, fused.getResult());
     rewriter.eraseOp(embed);
     return success();
@@ -36,11 +41,20 @@ struct FoldPositionsIntoEmbed : OpRewritePattern<AddPositionsOp> {
 
 struct FuseEmbeddingPositionsPass
     : tmc::tm::impl::TMFuseEmbeddingPositionsBase<FuseEmbeddingPositionsPass> {
+  using tmc::tm::impl::TMFuseEmbeddingPositionsBase<FuseEmbeddingPositionsPass>::TMFuseEmbeddingPositionsBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldPositionsIntoEmbed>(&getContext());
+    patterns.add<FoldPositionsIntoEmbed>(&getContext(), explain);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    if (!explain)
+      return;
+    getOperation().walk([](AddPositionsOp positions) {
+      emitRemark(positions.getLoc())
+          << originPrefix(positions.getLoc()) << "positions not fused into the embedding: their input is not a plain tm.embed "
+             "at the same offset with no other user";
+    });
   }
 };
 

@@ -17,7 +17,9 @@ namespace {
 /// activation(linear(x, w, b)) -> linear(x, w, b) {activation = kind}, when the
 /// linear has no other user and no epilogue yet.
 struct FoldActivationIntoLinear : OpRewritePattern<ActivationOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldActivationIntoLinear(MLIRContext *context, bool explain)
+      : OpRewritePattern(context), explain(explain) {}
+  bool explain;
 
   LogicalResult matchAndRewrite(ActivationOp activation,
                                 PatternRewriter &rewriter) const override {
@@ -28,6 +30,9 @@ struct FoldActivationIntoLinear : OpRewritePattern<ActivationOp> {
         rewriter.getFusedLoc({linear.getLoc(), activation.getLoc()}),
         activation.getType(), linear.getInput(), linear.getWeight(),
         linear.getBias(), activation.getKindAttr());
+    if (explain)
+      emitRemark(activation.getLoc())
+          << originPrefix(activation.getLoc()) << "fused " << activation.getKind() << " into the tm.linear before it, as its epilogue";
     rewriter.replaceOp(activation, fused.getResult());
     rewriter.eraseOp(linear);
     return success();
@@ -36,11 +41,30 @@ struct FoldActivationIntoLinear : OpRewritePattern<ActivationOp> {
 
 struct FuseLinearActivationPass
     : tmc::tm::impl::TMFuseLinearActivationBase<FuseLinearActivationPass> {
+  using tmc::tm::impl::TMFuseLinearActivationBase<FuseLinearActivationPass>::TMFuseLinearActivationBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldActivationIntoLinear>(&getContext());
+    patterns.add<FoldActivationIntoLinear>(&getContext(), explain);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    if (!explain)
+      return;
+    // Every activation still standing was a fusion declined: say why.
+    getOperation().walk([](ActivationOp activation) {
+      auto linear = activation.getInput().getDefiningOp<LinearOp>();
+      InFlightDiagnostic remark = emitRemark(activation.getLoc());
+      remark << originPrefix(activation.getLoc()) << "not fused into a matmul epilogue: ";
+      Operation *producer = activation.getInput().getDefiningOp();
+      if (!linear)
+        remark << "its input comes from "
+               << (producer ? producer->getName().getStringRef() : StringRef("an argument"))
+               << ", not a tm.linear";
+      else if (linear.getActivation() != "none")
+        remark << "the tm.linear already ends in " << linear.getActivation();
+      else
+        remark << "the tm.linear's result has another user, which needs it before the activation";
+    });
   }
 };
 

@@ -12,9 +12,9 @@ void tmc::tm::buildOptimizationPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createCanonicalizerPass());
   if (options.optLevel > 0) {
-    funcPm.addPass(createTMFuseEmbeddingPositions());
-    funcPm.addPass(createTMFuseLinearActivation());
-    funcPm.addPass(createTMFuseResidualNorm());
+    funcPm.addPass(createTMFuseEmbeddingPositions({options.explain}));
+    funcPm.addPass(createTMFuseLinearActivation({options.explain}));
+    funcPm.addPass(createTMFuseResidualNorm({options.explain}));
   }
   funcPm.addPass(createCSEPass());
 }
