@@ -108,6 +108,15 @@ int CompileJob::run() {
                   "': " + ec.message()), 1;
   if (options.emit >= Stage::Obj && options.output.empty())
     return fail("-o OUT is required to write an executable or object"), 1;
+  // Say so before minutes of compiling, not after, if the output cannot land.
+  if (!options.output.empty() && options.output != "-") {
+    llvm::StringRef parent = llvm::sys::path::parent_path(options.output);
+    if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+      return fail("-o " + options.output + ": the directory '" + parent.str() +
+                  "' does not exist"), 1;
+    if (llvm::sys::fs::is_directory(options.output))
+      return fail("-o " + options.output + ": is a directory"), 1;
+  }
 
   // Stage: ast.
   LoadedSpec loaded = loadSpec(options.input, llvm::errs());
