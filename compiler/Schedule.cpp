@@ -26,27 +26,24 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   const bool avx512 = target.vectorWidth >= 16;
   // AVX-512: 4 vectors x 6 rows = 24 of the 32 zmm registers accumulate, 4
   // hold the weight row and 1 the broadcast token value (PERFORMANCE.md: a
-  // wider or taller tile spills or runs out of row pointers). AVX2: 2 x 6 =
-  // 12 of the 16 ymm registers (BLIS's 6x16).
-  s.tileCols = (avx512 ? 4 : 2) * s.vectorWidth;
-  s.tileRows = 6;
+  // wider or taller tile spills or runs out of row pointers). AVX2: 3 x 4 =
+  // 12 of the 16 ymm registers, 3 for the weights and 1 for the broadcast;
+  // it measured 1-5% above BLIS's 2 x 6 here, and its 3 independent chains
+  // per row help the one-row decode tile.
+  s.tileCols = (avx512 ? 4 : 3) * s.vectorWidth;
+  s.tileRows = avx512 ? 6 : 4;
   if (kernel.kind == KernelKind::Linear) {
-    // Blocking K keeps a block of the weight panel in L1/L2 while every row
-    // tile of the tokens passes over it, at the price of storing partial
-    // sums per block. Measured on GPT-2/BERT shapes (bench/kernels/README.md):
-    // for K <= 1024 blocks of 128 (AVX-512; a 32 KiB panel block) or 384
-    // (AVX2) win 2-5%; for K = 3072 AVX-512 is fastest unblocked, and AVX2
-    // with a 3-vector x 4-row tile and blocks of 256.
+    // Blocking K keeps a block of the weight panel in cache while every row
+    // tile of the tokens passes over it, at the price of storing partial sums
+    // per block. Measured on the GPT-2/BERT shapes (bench/kernels/README.md):
+    // for K <= 1024, blocks of 128 (AVX-512: a 32 KiB panel block, L1) or
+    // 384 (AVX2) win 3-6%; for K = 3072, AVX-512 runs fastest unblocked and
+    // AVX2 with blocks of 256.
     const bool longK = kernel.inWidth > 1024;
-    if (avx512) {
+    if (avx512)
       s.kBlock = longK ? 0 : 128;
-    } else if (longK) {
-      s.tileCols = 3 * s.vectorWidth;
-      s.tileRows = 4;
-      s.kBlock = 256;
-    } else {
-      s.kBlock = 384;
-    }
+    else
+      s.kBlock = longK ? 256 : 384;
     s.unrollK = 1;
     // Narrow layers: a tile wider than the layer only computes padding.
     int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;

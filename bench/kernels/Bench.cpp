@@ -5,8 +5,9 @@
 //  1. checks every tmc variant and oneDNN against a naive double GEMM
 //     (max |y - ref| / max |ref| <= 1e-5), and times nothing on a failure;
 //  2. times oneDNN and every tmc variant interleaved: each round visits
-//     every shape and thread count and runs, per implementation, warm-up
-//     calls then a block of individually timed calls; the figure is the
+//     every shape and thread count and runs, per implementation in a
+//     shuffled order, warm-up calls then a block of individually timed
+//     calls; the figure is the
 //     best round's median (the machine is shared: a round that overlapped
 //     someone's build is slower for whoever it hit, and the interleaving
 //     gives every implementation the same chances);
@@ -193,15 +194,20 @@ bool check(Case &c) {
 }
 
 /// One round of one case at one thread count: a timed block per
-/// implementation, starting with a different one each round so that none
-/// always follows the same neighbour.
-void timeRound(Case &c, int threads, int round) {
-  for (size_t i = 0; i < c.impls.size(); ++i) {
-    Impl &impl = c.impls[(i + round) % c.impls.size()];
-    // OpenMP's workers spin for milliseconds after oneDNN returns (and
-    // Halide's briefly): let them sleep before the next block.
+/// implementation, in an order shuffled per round so that none always follows
+/// the same neighbour (whose threads may still spin, whose data fills the
+/// caches).
+void timeRound(Case &c, int threads, std::mt19937 &rng) {
+  std::vector<size_t> order(c.impls.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (size_t index : order) {
+    Impl &impl = c.impls[index];
+    // OpenMP's workers spin after oneDNN returns (and Halide's briefly): let
+    // them go to sleep before the next block.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < std::max(3, c.reps / 4); ++i)
       impl.call();
     std::vector<double> samples;
     for (int i = 0; i < c.reps; ++i) {
@@ -248,11 +254,12 @@ int main(int argc, char **argv) {
 
   // Rounds outermost, so that a burst of load on the shared machine hits a
   // round of a few rows rather than every round of one row.
+  std::mt19937 orderRng(7);
   for (int round = 0; round < rounds; ++round)
     for (Case &c : cases)
       for (int threads : {1, 2}) {
         setThreads(threads);
-        timeRound(c, threads, round);
+        timeRound(c, threads, orderRng);
       }
 
   std::printf("tmc GEMM kernels vs oneDNN %d.%d sgemm; tmc target: %s\n",

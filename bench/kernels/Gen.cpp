@@ -74,6 +74,12 @@ const Variant kVariants[] = {
        s.tileRows = 4;
        return true;
      }},
+    {"2x6tile",
+     [](Schedule &s, const Shape &) {
+       s.tileCols = 2 * s.vectorWidth;
+       s.tileRows = 6;
+       return true;
+     }},
     blocked("noblock", 0),
     blocked("kblock64", 64),
     blocked("kblock128", 128),

@@ -24,6 +24,8 @@
 //   in  bias           f32, (n), [N]              (only if kd.hasBias)
 //   out                f32, (n, t), [N, T]
 // i.e. kernelSignature(kd) with argument 1 replaced by packedWeightShape.
+// There is no separate decode kernel: with s.decodeVariant the GEMM branches
+// on T == 1 at run time into a one-row tile (same arguments).
 // `lowerLinear(kd, s)` keeps the unpacked signature (kernelSignature(kd)) and
 // packs inside the pipeline on every call, until the executor packs at load.
 //

@@ -8,7 +8,7 @@ include "mlir/IR/AttrTypeBase.td"
 
 // A list of integers printed and parsed in square brackets, so that it can sit
 // among other parameters of a struct-format attribute.
-class TM_IntListParameter<string unused = ""> : OptionalArrayRefParameter<"int64_t"> {
+def TM_IntListParameter : OptionalArrayRefParameter<"int64_t"> {
   let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
     ::llvm::SmallVector<int64_t> values;
     if ($_parser.parseCommaSeparatedList(::mlir::AsmParser::Delimiter::Square, [&]() {
@@ -46,7 +46,7 @@ def TM_MaskAttr : AttrDef<TM_Dialect, "Mask"> {
     DefaultValuedParameter<"int64_t", "0">:$window,
     DefaultValuedParameter<"int64_t", "0">:$dilated,
     DefaultValuedParameter<"int64_t", "1">:$dilation,
-    TM_IntListParameter<>:$globals,
+    TM_IntListParameter:$globals,
     DefaultValuedParameter<"int64_t", "0">:$random_per_row,
     DefaultValuedParameter<"uint64_t", "0">:$random_seed,
     DefaultValuedParameter<"int64_t", "0">:$max_seq

@@ -101,6 +101,8 @@ double relativeError(const Halide::Buffer<float> &y, const Halide::Buffer<float>
   return maxDiff / maxRef;
 }
 
+/// A shape and epilogue, and the schedule fields that differ from
+/// defaultSchedule (-1: the default's).
 struct GemmCase {
   const char *name;
   int64_t K, N;
@@ -108,6 +110,7 @@ struct GemmCase {
   const char *activation;
   int kBlock = 0, unrollK = 1;
   bool parallelRows = false, decodeVariant = true;
+  int tileVectors = -1, tileRows = -1;
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.name; }
@@ -123,6 +126,8 @@ const GemmCase kCases[] = {
     {"k256_n80_bias_relu_blocked_unrolled", 256, 80, true, "relu", 64, 4},
     {"k48_n72_gelu_row_tasks", 48, 72, false, "gelu", 0, 2, true},
     {"k70_n20_bias_no_decode_variant", 70, 20, true, "relu", 0, 1, false, false},
+    {"k130_n50_bias_relu_3x4_tile_blocked", 130, 50, true, "relu", 32, 1, false, true, 3, 4},
+    {"k1100_n40_gelu_default_schedule", 1100, 40, false, "gelu", -1, -1},
 };
 
 class GemmKernelTest
@@ -145,10 +150,16 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   desc.hasBias = c.bias;
   desc.activation = c.activation;
   Schedule schedule = defaultSchedule(desc, *target);
-  schedule.kBlock = c.kBlock;
-  schedule.unrollK = c.unrollK;
+  if (c.kBlock >= 0)
+    schedule.kBlock = c.kBlock;
+  if (c.unrollK >= 0)
+    schedule.unrollK = c.unrollK;
   schedule.parallelRows = c.parallelRows;
   schedule.decodeVariant = c.decodeVariant;
+  if (c.tileVectors > 0)
+    schedule.tileCols = c.tileVectors * schedule.vectorWidth;
+  if (c.tileRows > 0)
+    schedule.tileRows = c.tileRows;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));

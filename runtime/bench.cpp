@@ -1,0 +1,71 @@
+//===- bench.cpp - --bench: timing a compiled model's runs ----------------===//
+
+#include "runtime/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <sys/resource.h>
+
+namespace tmr {
+
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int32_t argmax(const float *row, int64_t count) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < count; ++i)
+    if (row[i] > row[best] || std::isnan(row[best]))
+      best = i;
+  return static_cast<int32_t>(best);
+}
+
+} // namespace
+
+bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
+               int32_t threads, const BenchInputs &inputs, BenchResult *result,
+               std::string *error) {
+  std::vector<double> prefill, decode;
+  std::vector<float> output;
+  for (int run = 0; run <= inputs.runs; ++run) {
+    Session session(desc, weights, threads);
+    session.setSource(inputs.source);
+    session.setLength(inputs.length);
+    auto start = std::chrono::steady_clock::now();
+    if (!session.run(inputs.tokens, inputs.segments, &output, error))
+      return false;
+    if (run > 0)
+      prefill.push_back(millisecondsSince(start));
+    for (int64_t step = 0; step < inputs.maxNew; ++step) {
+      int32_t next = argmax(output.data() + output.size() - desc.output_width,
+                            desc.output_width);
+      start = std::chrono::steady_clock::now();
+      if (!session.run({next}, {}, &output, error))
+        return false;
+      if (run > 0)
+        decode.push_back(millisecondsSince(start));
+    }
+  }
+  result->prefillMs = median(prefill);
+  result->decodeMs = median(decode);
+  result->decodeSteps = static_cast<int64_t>(decode.size());
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  result->peakRssBytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  return true;
+}
+
+} // namespace tmr

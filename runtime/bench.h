@@ -1,0 +1,33 @@
+//===- bench.h - --bench: timing a compiled model's runs --------*- C++ -*-===//
+#pragma once
+
+#include "runtime/session.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmr {
+
+struct BenchInputs {
+  std::vector<int32_t> tokens, segments, source;
+  int64_t length = 0;
+  int64_t maxNew = 0; ///< decoding steps timed after each prompt
+  int runs = 5;       ///< measured runs, after one warm-up run
+};
+
+struct BenchResult {
+  double prefillMs = 0;   ///< median over runs of one prompt run
+  double decodeMs = 0;    ///< median over all measured decoding steps (0: none)
+  int64_t decodeSteps = 0;
+  int64_t peakRssBytes = 0;
+};
+
+/// Runs the prompt `runs + 1` times in fresh sessions (the first is a
+/// warm-up), each followed by maxNew greedy decoding steps, and reports
+/// medians: wall-clock times of whole runs, as a user sees them.
+bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
+               int32_t threads, const BenchInputs &inputs, BenchResult *result,
+               std::string *error);
+
+} // namespace tmr

@@ -1,0 +1,330 @@
+//===- options.cpp - The command line of a compiled model -----------------===//
+
+#include "runtime/options.h"
+
+#include "runtime/sampling.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace tmr::cli {
+
+
+
+
+std::string programName(const char *argv0) {
+  std::string name = argv0 && *argv0 ? argv0 : "model";
+  size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+void printUsage(FILE *out, const std::string &program, const tmr_model_desc &desc) {
+  std::fprintf(out,
+               "usage: %s --weights W.safetensors (--tokens 1,2,3 | --prompt TEXT --tokenizer DIR)\n"
+               "       [--output FILE.npy] [--threads N] [--max-new N [--temperature T] [--top-k K]\n"
+               "       [--top-p P] [--seed S] [--beam B] [--stop ID]] [--json]\n"
+               "\n"
+               "Runs the compiled model '%s' on one sequence of token ids; its output\n"
+               "(%s) is f32 [1, tokens, %lld].\n"
+               "\n"
+               "options:\n"
+               "  --weights FILE  safetensors weights matching the model's manifest\n"
+               "                  (`tmc manifest` lists them, `tmc init-weights` makes some)\n"
+               "  --tokens LIST   comma-separated token ids, each in [0, %lld), 1 to %lld of them\n"
+               "  --source-tokens LIST  an encoder-decoder model's source (the encoder's input);\n"
+               "                  --tokens is then the decoder's prompt\n"
+               "  --segments LIST segment (token type) ids, one per token of the first stack's\n"
+               "                  input (models with segments; default all 0)\n"
+               "  --lengths N     the valid length of the encoder's input (--tokens, or the\n"
+               "                  source): later tokens are padding, hidden by `padding` masks\n"
+               "                  and left out of mean pooling (default: all)\n"
+               "  --output FILE   write the output as a NumPy .npy file instead of printing a\n"
+               "                  summary\n"
+               "  --threads N     worker threads, 0 (the default) for all cores, at most %d\n"
+               "  --prompt TEXT   the input as text, encoded with --tokenizer (instead of --tokens)\n"
+               "  --tokenizer DIR GPT-2 BPE (encoder.json + vocab.bpe) or WordPiece (vocab.txt);\n"
+               "                  generated tokens are then also printed as text\n"
+               "  --max-new N     generate N tokens after the prompt (decoders with an LM head);\n"
+               "                  prompt + N must fit in max_seq\n"
+               "  --temperature T sample from softmax(logits / T); 0 (default) is greedy\n"
+               "  --top-k K       sample among the K most likely tokens (0: off)\n"
+               "  --top-p P       sample among the smallest set with probability >= P (1: off)\n"
+               "  --seed S        the sampler's seed (default 0); same seed, same tokens\n"
+               "  --beam B        length-normalized beam search with B beams\n"
+               "  --stop ID       end generation after this token id\n"
+               "  --json          print one JSON object: the prompt, the generated ids\n"
+               "  --bench         time the prompt run (and --max-new greedy decoding steps):\n"
+               "                  medians over --bench-runs N runs (default 5) after a warm-up,\n"
+               "                  with tokens per second and peak RSS\n"
+               "  --help          show this message\n",
+               program.c_str(), desc.name ? desc.name : "?",
+               desc.output_kind ? desc.output_kind : "model", (long long)desc.output_width,
+               (long long)desc.vocab, (long long)desc.max_seq, kMaxThreads);
+}
+
+/// Fills `options` from argv; false + *error for an unknown flag, a missing
+/// value or a flag given twice.
+bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
+  struct Flag {
+    const char *name;
+    std::string *value;
+  } flags[] = {{"--weights", &options->weights},
+               {"--tokens", &options->tokens},
+               {"--source-tokens", &options->sourceTokens},
+               {"--segments", &options->segments},
+               {"--lengths", &options->lengths},
+               {"--output", &options->output},
+               {"--threads", &options->threads},
+               {"--max-new", &options->maxNew},
+               {"--stop", &options->stop},
+               {"--temperature", &options->temperature},
+               {"--top-k", &options->topK},
+               {"--top-p", &options->topP},
+               {"--seed", &options->seed},
+               {"--beam", &options->beam},
+               {"--prompt", &options->prompt},
+               {"--tokenizer", &options->tokenizer},
+               {"--bench-runs", &options->benchRuns}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options->help = true;
+      continue;
+    }
+    if (arg == "--json") {
+      options->json = true;
+      continue;
+    }
+    if (arg == "--bench") {
+      options->bench = true;
+      continue;
+    }
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    Flag *flag = nullptr;
+    for (Flag &f : flags)
+      if (name == f.name)
+        flag = &f;
+    if (!flag) {
+      *error = arg.rfind("-", 0) == 0 ? "unknown option '" + name + "'"
+                                      : "unexpected argument '" + arg + "'";
+      return false;
+    }
+    std::string value;
+    if (eq != std::string::npos)
+      value = arg.substr(eq + 1);
+    else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
+      value = argv[++i];
+    if (value.empty()) {
+      *error = "missing value for " + name;
+      return false;
+    }
+    if (!flag->value->empty()) {
+      *error = name + " given more than once";
+      return false;
+    }
+    *flag->value = value;
+  }
+  return true;
+}
+
+bool parseInt(std::string_view text, int64_t *value, bool *outOfRange) {
+  while (!text.empty() && text.front() == ' ')
+    text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ')
+    text.remove_suffix(1);
+  if (!text.empty() && text.front() == '+')
+    text.remove_prefix(1);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  *outOfRange = ec == std::errc::result_out_of_range;
+  return !text.empty() && end == text.data() + text.size() && (ec == std::errc() || *outOfRange);
+}
+
+/// Splits and range-checks --tokens; the message names the bad token, its
+/// position and the range the model accepts.
+bool parseTokens(const std::string &text, const tmr_model_desc &desc, std::vector<int32_t> *tokens,
+                 std::string *error) {
+  std::vector<std::string_view> items;
+  for (size_t start = 0;;) {
+    size_t comma = text.find(',', start);
+    items.push_back(std::string_view(text).substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  std::string range = "[0, " + std::to_string(desc.vocab) + ")";
+  if (int64_t(items.size()) > desc.max_seq) {
+    *error = "--tokens: " + std::to_string(items.size()) +
+             " tokens given, this model accepts 1 to " + std::to_string(desc.max_seq);
+    return false;
+  }
+  for (size_t pos = 0; pos < items.size(); ++pos) {
+    int64_t token = 0;
+    bool outOfRange = false;
+    std::string item(items[pos]);
+    if (!parseInt(items[pos], &token, &outOfRange)) {
+      *error = "--tokens: '" + item + "' (position " + std::to_string(pos) +
+               ") is not an integer; expected comma-separated token ids like 1,2,3";
+      return false;
+    }
+    if (outOfRange || token < 0 || token >= desc.vocab) {
+      *error = "--tokens: token " + (outOfRange ? item : std::to_string(token)) + " (position " +
+               std::to_string(pos) + ") is out of range " + range;
+      return false;
+    }
+    tokens->push_back(static_cast<int32_t>(token));
+  }
+  return true;
+}
+
+/// Parses --segments: one id per token, each in [0, segments).
+bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t count,
+                   std::vector<int32_t> *ids, std::string *error) {
+  if (desc.segments <= 0) {
+    *error = "--segments: this model has no segment embeddings";
+    return false;
+  }
+  size_t start = 0;
+  for (size_t pos = 0;; ++pos) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    int64_t id = 0;
+    bool outOfRange = false;
+    if (!parseInt(item, &id, &outOfRange)) {
+      *error = "--segments: '" + item + "' (position " + std::to_string(pos) +
+               ") is not an integer";
+      return false;
+    }
+    if (outOfRange || id < 0 || id >= desc.segments) {
+      *error = "--segments: segment " + item + " (position " + std::to_string(pos) +
+               ") is out of range [0, " + std::to_string(desc.segments) + ")";
+      return false;
+    }
+    ids->push_back(static_cast<int32_t>(id));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (ids->size() != count) {
+    *error = "--segments: " + std::to_string(ids->size()) + " ids given for " +
+             std::to_string(count) + " tokens; give one per token";
+    return false;
+  }
+  return true;
+}
+
+/// The model description comes from generated code; check what main() relies
+/// on before using it to size buffers.
+bool checkDesc(const tmr_model_desc *desc, std::string *error) {
+  if (!desc) {
+    *error = "the model has no description (tmr_model() returned null)";
+    return false;
+  }
+  if (desc->abi_version != TMR_ABI_VERSION) {
+    *error = "the model was compiled for runtime ABI version " + std::to_string(desc->abi_version) +
+             ", this runtime implements version " + std::to_string(TMR_ABI_VERSION) +
+             "; recompile it with a matching tmc";
+    return false;
+  }
+  bool ok = desc->run && desc->vocab > 0 &&
+            desc->vocab - 1 <= std::numeric_limits<int32_t>::max() && desc->max_seq > 0 &&
+            desc->output_width > 0 && desc->num_tensors >= 0 && desc->output_rows >= 0 &&
+            desc->cache_floats >= 0 && desc->segments >= 0 &&
+            (desc->encoder_decoder == 0 || desc->encoder_decoder == 1) &&
+            (desc->num_tensors == 0 || desc->tensors) &&
+            desc->max_seq <= std::numeric_limits<int64_t>::max() / desc->output_width;
+  if (!ok)
+    *error = "the model's description is invalid (vocab " + std::to_string(desc->vocab) +
+             ", max_seq " + std::to_string(desc->max_seq) + ", output_width " +
+             std::to_string(desc->output_width) + ")";
+  return ok;
+}
+
+
+/// Parses an integer flag value and checks it lies in [low, high].
+bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_t high,
+                  int64_t *value, std::string *error) {
+  bool outOfRange = false;
+  if (!parseInt(text, value, &outOfRange)) {
+    *error = std::string(flag) + ": '" + text + "' is not an integer";
+    return false;
+  }
+  if (outOfRange || *value < low || *value > high) {
+    *error = std::string(flag) + ": " + text + " is out of range [" + std::to_string(low) +
+             ", " + std::to_string(high) + "]";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+bool parseFloat(const char *flag, const std::string &text, float *value, std::string *error) {
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+      !std::isfinite(parsed)) {
+    *error = std::string(flag) + ": '" + text + "' is not a finite number";
+    return false;
+  }
+  *value = static_cast<float>(parsed);
+  return true;
+}
+} // namespace
+
+/// The generation flags, each checked against its allowed range.
+bool parseGeneration(const Options &options, const tmr_model_desc &desc,
+                     GenerationOptions *generation, std::string *error) {
+  int64_t value = 0;
+  if (!options.maxNew.empty()) {
+    if (!parseBounded("--max-new", options.maxNew, 0, desc.max_seq, &value, error))
+      return false;
+    generation->maxNew = value;
+  }
+  if (!options.stop.empty()) {
+    if (!parseBounded("--stop", options.stop, 0, desc.vocab - 1, &value, error))
+      return false;
+    generation->stop = static_cast<int32_t>(value);
+  }
+  if (!options.topK.empty()) {
+    if (!parseBounded("--top-k", options.topK, 0, desc.vocab, &value, error))
+      return false;
+    generation->sampling.topK = static_cast<int32_t>(value);
+  }
+  if (!options.beam.empty()) {
+    if (!parseBounded("--beam", options.beam, 1, 64, &value, error))
+      return false;
+    generation->beams = static_cast<int32_t>(value);
+  }
+  if (!options.seed.empty()) {
+    bool outOfRange = false;
+    int64_t seed = 0;
+    if (!parseInt(options.seed, &seed, &outOfRange) || outOfRange || seed < 0) {
+      *error = "--seed: '" + options.seed + "' must be an integer in [0, 2^63)";
+      return false;
+    }
+    generation->sampling.seed = static_cast<uint64_t>(seed);
+  }
+  if (!options.temperature.empty() &&
+      !parseFloat("--temperature", options.temperature, &generation->sampling.temperature, error))
+    return false;
+  if (!options.topP.empty() &&
+      !parseFloat("--top-p", options.topP, &generation->sampling.topP, error))
+    return false;
+  std::string problem = validate(generation->sampling);
+  if (!problem.empty()) {
+    *error = problem;
+    return false;
+  }
+  if (generation->beams > 1 && (generation->sampling.temperature > 0 ||
+                                generation->sampling.topK > 0 || generation->sampling.topP < 1)) {
+    *error = "--beam: beam search is deterministic; drop --temperature, --top-k and --top-p";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tmr::cli

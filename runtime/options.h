@@ -1,0 +1,52 @@
+//===- options.h - The command line of a compiled model ---------*- C++ -*-===//
+//
+// Flags, their parsing and the range checks behind every "error: --flag: ..."
+// a compiled executable prints; main.cpp only runs what they describe.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/generate.h"
+#include "runtime/tmr_abi.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tmr::cli {
+
+constexpr int kMaxThreads = 1024;
+
+/// The flags as given, before any checking.
+struct Options {
+  std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
+  std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
+  std::string benchRuns;
+  bool help = false, json = false, bench = false;
+};
+
+/// The executable's name as the user typed it (for the usage text).
+std::string programName(const char *argv0);
+void printUsage(FILE *out, const std::string &program, const tmr_model_desc &desc);
+/// Fills `options` from argv; false + *error for an unknown flag, a missing
+/// value or a flag given twice.
+bool parseArgs(int argc, char **argv, Options *options, std::string *error);
+bool parseInt(std::string_view text, int64_t *value, bool *outOfRange);
+/// Parses an integer flag value and checks it lies in [low, high].
+bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_t high,
+                  int64_t *value, std::string *error);
+/// Splits and range-checks --tokens (and --source-tokens).
+bool parseTokens(const std::string &text, const tmr_model_desc &desc, std::vector<int32_t> *tokens,
+                 std::string *error);
+/// Parses --segments: one id per token, each in [0, segments).
+bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t count,
+                   std::vector<int32_t> *ids, std::string *error);
+/// The generation flags, each checked against its allowed range.
+bool parseGeneration(const Options &options, const tmr_model_desc &desc,
+                     GenerationOptions *generation, std::string *error);
+/// Checks what main() relies on in the generated model description.
+bool checkDesc(const tmr_model_desc *desc, std::string *error);
+
+} // namespace tmr::cli
