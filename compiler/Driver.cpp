@@ -219,7 +219,7 @@ int CompileJob::run() {
     return failed;
 
   // Stages: obj, exe.
-  ExecutorOptions executorOptions{options.input, options.threads};
+  ExecutorOptions executorOptions{options.input, options.threads, *target};
   std::string executor = generateExecutor(*plan, spec, manifest, executorOptions);
   if (!dumpText(executor, "8-executor.cpp"))
     return 1;

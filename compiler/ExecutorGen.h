@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/KernelPlan.h"
+#include "compiler/Target.h"
 #include "frontend/Manifest.h"
 #include "frontend/ModelSpec.h"
 
@@ -19,6 +20,7 @@ namespace tmc {
 struct ExecutorOptions {
   std::string sourceName;   ///< the spec file, for the banner
   int defaultThreads = 0;   ///< `tmc compile --threads`; 0 lets Halide use every core
+  TargetInfo target;        ///< the kernels' target: it fixes the packed weight layout
 };
 
 /// C++ source of the executor. Kernel i is called as `tmk_<kernels[i].name()>`.

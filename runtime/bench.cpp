@@ -36,12 +36,12 @@ int32_t argmax(const float *row, int64_t count) {
 } // namespace
 
 bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
-               int32_t threads, const BenchInputs &inputs, BenchResult *result,
-               std::string *error) {
+               const void *prepared, int32_t threads, const BenchInputs &inputs,
+               BenchResult *result, std::string *error) {
   std::vector<double> prefill, decode;
   std::vector<float> output;
   for (int run = 0; run <= inputs.runs; ++run) {
-    Session session(desc, weights, threads);
+    Session session(desc, weights, prepared, threads);
     session.setSource(inputs.source);
     session.setLength(inputs.length);
     auto start = std::chrono::steady_clock::now();

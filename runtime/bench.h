@@ -27,7 +27,7 @@ struct BenchResult {
 /// warm-up), each followed by maxNew greedy decoding steps, and reports
 /// medians: wall-clock times of whole runs, as a user sees them.
 bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
-               int32_t threads, const BenchInputs &inputs, BenchResult *result,
-               std::string *error);
+               const void *prepared, int32_t threads, const BenchInputs &inputs,
+               BenchResult *result, std::string *error);
 
 } // namespace tmr

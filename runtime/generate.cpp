@@ -44,7 +44,7 @@ bool beamLoop(Session &session, const std::vector<float> &lastLogits,
   // One session per live beam; a step's new beam j continues beam parents[j],
   // so it starts from a copy of that beam's caches.
   std::vector<std::unique_ptr<Session>> beams;
-  beams.push_back(std::make_unique<Session>(desc, session.weights(), session.threads()));
+  beams.push_back(std::make_unique<Session>(desc, session.weights(), session.prepared(), session.threads()));
   beams[0]->copyStateFrom(session);
   std::vector<float> rows = lastLogits, row;
   while (!search.finished()) {
@@ -56,7 +56,7 @@ bool beamLoop(Session &session, const std::vector<float> &lastLogits,
     std::vector<std::unique_ptr<Session>> next;
     rows.clear();
     for (size_t j = 0; j < step->tokens.size(); ++j) {
-      next.push_back(std::make_unique<Session>(desc, session.weights(), session.threads()));
+      next.push_back(std::make_unique<Session>(desc, session.weights(), session.prepared(), session.threads()));
       next.back()->copyStateFrom(*beams[static_cast<size_t>(step->parents[j])]);
     }
     beams = std::move(next);

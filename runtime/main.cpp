@@ -194,7 +194,19 @@ int runMain(int argc, char **argv) {
       return reportError(error);
   }
 
-  tmr::Session session(*desc, pointers, static_cast<int32_t>(threads));
+  // The model lays its weights out for its kernels once (packing), here.
+  std::unique_ptr<void, tmr_release_fn> prepared(nullptr, desc->release);
+  if (desc->prepare) {
+    void *handle = nullptr;
+    char message[1024] = {0};
+    if (desc->prepare(pointers.data(), static_cast<int32_t>(threads), &handle, message,
+                      sizeof message) != 0) {
+      message[sizeof message - 1] = '\0';
+      return reportError(message[0] ? message : "preparing the weights failed");
+    }
+    prepared.reset(handle);
+  }
+  tmr::Session session(*desc, pointers, prepared.get(), static_cast<int32_t>(threads));
   session.setSource(source);
   session.setLength(length);
   // The prompt, once; then one decoding step per new token, reading the caches.
@@ -227,7 +239,8 @@ int runMain(int argc, char **argv) {
         !parseBounded("--bench-runs", options.benchRuns, 1, 1000, &runs, &error))
       return reportError(error);
     inputs.runs = static_cast<int>(runs);
-    if (!tmr::benchmark(*desc, pointers, static_cast<int32_t>(threads), inputs, &bench, &error))
+    if (!tmr::benchmark(*desc, pointers, prepared.get(), static_cast<int32_t>(threads), inputs,
+                        &bench, &error))
       return reportError(error);
   }
   double tokensPerSecond = bench.decodeMs > 0 ? 1000.0 / bench.decodeMs : 0.0;

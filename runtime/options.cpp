@@ -229,7 +229,8 @@ bool checkDesc(const tmr_model_desc *desc, std::string *error) {
              "; recompile it with a matching tmc";
     return false;
   }
-  bool ok = desc->run && desc->vocab > 0 &&
+  bool ok = desc->run && (desc->prepare == nullptr) == (desc->release == nullptr) &&
+            desc->vocab > 0 &&
             desc->vocab - 1 <= std::numeric_limits<int32_t>::max() && desc->max_seq > 0 &&
             desc->output_width > 0 && desc->num_tensors >= 0 && desc->output_rows >= 0 &&
             desc->cache_floats >= 0 && desc->segments >= 0 &&

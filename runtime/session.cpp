@@ -7,8 +7,8 @@
 namespace tmr {
 
 Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
-                 int32_t threads)
-    : desc(desc), weightPointers(&weights), threadCount(threads),
+                 const void *prepared, int32_t threads)
+    : desc(desc), weightPointers(&weights), preparedWeights(prepared), threadCount(threads),
       cache(static_cast<size_t>(desc.cache_floats)) {}
 
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
@@ -20,6 +20,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
                  std::numeric_limits<float>::quiet_NaN());
   tmr_run_args args{};
   args.weights = weightPointers->data();
+  args.prepared = preparedWeights;
   args.tokens = tokens.data();
   args.num_tokens = count;
   args.segments = segments.empty() ? nullptr : segments.data();

@@ -18,8 +18,10 @@ namespace tmr {
 
 class Session {
 public:
-  /// `weights` (in manifest order) must outlive the session.
-  Session(const tmr_model_desc &desc, const std::vector<const void *> &weights, int32_t threads);
+  /// `weights` (in manifest order) and `prepared` (the model's prepare()
+  /// result for them, or null) must outlive the session.
+  Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
+          const void *prepared, int32_t threads);
 
   /// Runs `tokens` after those already cached; `output` receives their rows
   /// ([rows, output_width]). Empty `segments` means all 0.
@@ -37,12 +39,14 @@ public:
 
   int64_t cached() const { return cachedTokens; }
   const std::vector<const void *> &weights() const { return *weightPointers; }
+  const void *prepared() const { return preparedWeights; }
   int32_t threads() const { return threadCount; }
   const tmr_model_desc &model() const { return desc; }
 
 private:
   const tmr_model_desc &desc;
   const std::vector<const void *> *weightPointers;
+  const void *preparedWeights;
   int32_t threadCount;
   AlignedVector<float> cache;
   std::vector<int32_t> source;

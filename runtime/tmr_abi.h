@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 2
+#define TMR_ABI_VERSION 3
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -38,6 +38,7 @@ typedef struct tmr_tensor_desc {
  * appending its keys and values to the caches after `offset` cached rows. */
 typedef struct tmr_run_args {
   const void *const *weights; /* in manifest order, each matching its desc */
+  const void *prepared;       /* what prepare() returned for these weights (NULL without one) */
   const int32_t *tokens;      /* [num_tokens], each in [0, vocab) */
   int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq */
   const int32_t *segments;    /* [num_tokens] segment ids in [0, segments), or NULL for all 0 */
@@ -55,6 +56,13 @@ typedef struct tmr_run_args {
 /* Returns 0 on success, else writes a message into err (err_len bytes). */
 typedef int (*tmr_run_fn)(const tmr_run_args *args, char *err, size_t err_len);
 
+/* Once per set of weights, before any run: lays the weights out as the
+ * kernels read them fastest (linear weights packed into column panels).
+ * Returns 0 and *prepared (freed with release), or non-zero with a message. */
+typedef int (*tmr_prepare_fn)(const void *const *weights, int32_t num_threads, void **prepared,
+                              char *err, size_t err_len);
+typedef void (*tmr_release_fn)(void *prepared);
+
 typedef struct tmr_model_desc {
   uint32_t abi_version;       /* TMR_ABI_VERSION at compile time */
   const char *name;           /* the spec's model name */
@@ -69,6 +77,8 @@ typedef struct tmr_model_desc {
   int32_t num_tensors;
   const tmr_tensor_desc *tensors;
   tmr_run_fn run;
+  tmr_prepare_fn prepare;     /* NULL: nothing to prepare */
+  tmr_release_fn release;
 } tmr_model_desc;
 
 /* Defined by the generated executor. */

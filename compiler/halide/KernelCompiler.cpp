@@ -26,19 +26,19 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
                   std::string *error) {
   std::ostringstream halideText;
   halideText << "// target: " << target.halideTarget << "\n";
-  for (const KernelDesc &kernel : plan.kernels) {
-    std::string name = "tmk_" + kernel.name();
-    Schedule schedule = defaultSchedule(kernel, target);
+  // Lowers and compiles one pipeline under `name`.
+  auto build = [&](const std::string &name, const KernelDesc &kernel, const Schedule &schedule,
+                   halide::LoweredKernel (*lower)(const KernelDesc &, const Schedule &)) {
     halide::LoweredKernel lowered;
     try {
-      lowered = halide::lowerKernel(kernel, schedule);
+      lowered = lower(kernel, schedule);
     } catch (const std::exception &e) {
       *error = "lowering kernel " + name + " to Halide failed: " + e.what();
       return false;
     }
     halideText << "\n" << halide::describeKernel(name, lowered, schedule);
     if (!request.compileObjects)
-      continue;
+      return true;
 
     halide::KernelOutputs outputs;
     std::string base = request.workDir + "/" + name;
@@ -57,6 +57,21 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
       result->stmtText += "// kernel " + name + "\n" + readFile(outputs.stmt) + "\n";
     if (request.wantAssembly)
       result->assemblyText += "# kernel " + name + "\n" + readFile(outputs.assembly) + "\n";
+    return true;
+  };
+
+  for (const KernelDesc &kernel : plan.kernels) {
+    Schedule schedule = defaultSchedule(kernel, target);
+    if (kernel.kind == KernelKind::Linear) {
+      // The GEMM reads weights packed once, at load, by its pack kernel
+      // (the contract is in LowerPack.cpp); both share the schedule.
+      if (!build("tmk_" + kernel.name(), kernel, schedule, halide::lowerPackedLinear) ||
+          !build("tmk_pack_" + kernel.name(), kernel, schedule, halide::lowerPackWeight))
+        return false;
+      continue;
+    }
+    if (!build("tmk_" + kernel.name(), kernel, schedule, halide::lowerKernel))
+      return false;
   }
   result->halideText = halideText.str();
   if (request.compileObjects) {

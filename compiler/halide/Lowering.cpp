@@ -71,7 +71,7 @@ int vectorWidthFor(int64_t extent, int preferred) {
 LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
   switch (kernel.kind) {
   case KernelKind::Linear:
-    return lowerLinear(kernel, schedule);
+    return lowerPackedLinear(kernel, schedule);
   case KernelKind::Attention:
     return lowerAttention(kernel, schedule);
   case KernelKind::Embed:
