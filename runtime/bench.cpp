@@ -2,9 +2,10 @@
 
 #include "runtime/bench.h"
 
+#include "runtime/sampling.h"
+
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include <sys/resource.h>
 
@@ -25,14 +26,6 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-int32_t argmax(const float *row, int64_t count) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < count; ++i)
-    if (row[i] > row[best] || std::isnan(row[best]))
-      best = i;
-  return static_cast<int32_t>(best);
-}
-
 } // namespace
 
 bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
@@ -40,6 +33,7 @@ bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weig
                BenchResult *result, std::string *error) {
   std::vector<double> prefill, decode;
   std::vector<float> output;
+  Sampler greedy(SamplingOptions{});
   for (int run = 0; run <= inputs.runs; ++run) {
     Session session(desc, weights, prepared, threads);
     session.setSource(inputs.source);
@@ -50,10 +44,12 @@ bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weig
     if (run > 0)
       prefill.push_back(millisecondsSince(start));
     for (int64_t step = 0; step < inputs.maxNew; ++step) {
-      int32_t next = argmax(output.data() + output.size() - desc.output_width,
-                            desc.output_width);
+      std::optional<int32_t> next =
+          greedy.next(output.data() + output.size() - desc.output_width, desc.output_width, error);
+      if (!next)
+        return false;
       start = std::chrono::steady_clock::now();
-      if (!session.run({next}, {}, &output, error))
+      if (!session.run({*next}, {}, &output, error))
         return false;
       if (run > 0)
         decode.push_back(millisecondsSince(start));

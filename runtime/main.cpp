@@ -25,9 +25,6 @@
 #include "runtime/tokenizer.h"
 #include "runtime/tmr_abi.h"
 
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <exception>
