@@ -20,18 +20,6 @@ namespace tmc {
 
 namespace {
 
-/// Exact (round-trip) text of a double, safe inside a C identifier, so that
-/// kernels differing in any constant never share a name.
-std::string formatDouble(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.17g", value);
-  std::string text = buffer;
-  for (char &c : text)
-    if (c == '.' || c == '-' || c == '+')
-      c = c == '.' ? 'p' : (c == '-' ? 'm' : 'x');
-  return text;
-}
-
 int64_t width(Value value) {
   return cast<ShapedType>(value.getType()).getDimSize(1);
 }
@@ -139,31 +127,6 @@ KernelDesc describe(Operation *op) {
   return desc;
 }
 
-/// FNV-1a over a list, to name kernels by long attribute lists.
-uint64_t hashList(const std::vector<int64_t> &values) {
-  uint64_t hash = 1469598103934665603ull;
-  for (int64_t v : values)
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= static_cast<uint64_t>(v >> (8 * byte)) & 0xff;
-      hash *= 1099511628211ull;
-    }
-  return hash;
-}
-
-std::string maskName(const MaskDesc &m) {
-  std::string name;
-  if (m.causal) name += "c";
-  if (m.padding) name += "p";
-  if (m.alibi) name += "a";
-  if (m.window) name += llvm::formatv("w{0}", m.window).str();
-  if (m.dilated) name += llvm::formatv("l{0}x{1}", m.dilated, m.dilation).str();
-  if (!m.globals.empty())
-    name += llvm::formatv("g{0}h{1:x}", m.globals.size(), hashList(m.globals) & 0xffffffff).str();
-  if (m.randomPerRow) name += llvm::formatv("r{0}s{1}", m.randomPerRow, m.randomSeed).str();
-  if (m.restricted()) name += (m.decoder ? "d" : "e") + std::to_string(m.maxSeq);
-  return name.empty() ? "full" : name;
-}
-
 /// Location as "name @ file:line:col" for error messages from the executable.
 std::string describeLocation(Location loc) {
   std::string name, file;
@@ -215,114 +178,6 @@ int64_t assignArenaOffsets(std::vector<KernelCall> &calls,
         arg.slot.index = offsetOfCall[arg.slot.index];
   return arenaWidth;
 }
-
-} // namespace
-
-std::string KernelDesc::name() const {
-  switch (kind) {
-  case KernelKind::Embed:
-    return llvm::formatv("embed_v{0}_d{1}_s{2}_{3}{4}", tableRows, width,
-                         formatDouble(scale), position,
-                         positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
-  case KernelKind::AddPositions:
-    return llvm::formatv("positions_d{0}_{1}{2}", width, position,
-                         positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
-  case KernelKind::AddSegments:
-    return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
-  case KernelKind::Linear:
-    return llvm::formatv("linear_k{0}_n{1}{2}_{3}", inWidth, width,
-                         hasBias ? "_b" : "", activation).str();
-  case KernelKind::Attention:
-    return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}_{4}", heads, kvHeads, headDim,
-                         formatDouble(scale), maskName(mask)).str();
-  case KernelKind::Add:
-    return llvm::formatv("add_d{0}", width).str();
-  case KernelKind::Activation:
-    return llvm::formatv("activation_d{0}_{1}", width, activation).str();
-  case KernelKind::GatedActivation:
-    return llvm::formatv("gated_d{0}_{1}", width, activation).str();
-  case KernelKind::Norm:
-  case KernelKind::AddNorm:
-    return llvm::formatv("{0}{1}_d{2}_e{3}{4}", kind == KernelKind::AddNorm ? "add_" : "",
-                         variant, width, formatDouble(eps), hasBias ? "_b" : "").str();
-  case KernelKind::Rope:
-    return llvm::formatv("rope_h{0}_d{1}_t{2}", heads, headDim, formatDouble(theta)).str();
-  case KernelKind::Pool:
-    return llvm::formatv("pool_d{0}_{1}", width, variant).str();
-  case KernelKind::SeqProject:
-    return llvm::formatv("seq_project_d{0}_k{1}_s{2}{3}", width, tableRows, positionRows,
-                         hasLength ? "_p" : "").str();
-  }
-  return "unknown";
-}
-
-std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
-  const int64_t T = BufferShape::kTokens;
-  BufferShape rows{false, false, {k.width, T}};
-  BufferShape vec{false, false, {k.width}};
-  BufferShape offset{true, true, {}};
-  switch (k.kind) {
-  case KernelKind::Embed: {
-    std::vector<BufferShape> sig = {{true, false, {T}}, offset, {false, false, {k.width, k.tableRows}}};
-    if (k.position == "learned")
-      sig.push_back({false, false, {k.width, k.positionRows}});
-    sig.push_back(rows);
-    return sig;
-  }
-  case KernelKind::AddPositions:
-    if (k.position == "learned")
-      return {rows, offset, {false, false, {k.width, k.positionRows}}, rows};
-    return {rows, offset, rows};
-  case KernelKind::AddSegments:
-    return {rows, {true, false, {T}}, {false, false, {k.width, k.positionRows}}, rows};
-  case KernelKind::Linear: {
-    std::vector<BufferShape> sig = {{false, false, {k.inWidth, T}},
-                                    {false, false, {k.inWidth, k.width}}};
-    if (k.hasBias)
-      sig.push_back(vec);
-    sig.push_back(rows);
-    return sig;
-  }
-  case KernelKind::Attention: {
-    BufferShape q{false, false, {k.headDim, k.heads, T}}, kv{false, false, {k.headDim, k.kvHeads, T}};
-    if (k.mask.padding)
-      return {q, kv, kv, offset, q}; // the scalar is the valid length
-    return {q, kv, kv, q};
-  }
-  case KernelKind::Rope:
-    return {{false, false, {k.headDim, k.heads, T}}, offset, {false, false, {k.headDim, k.heads, T}}};
-  case KernelKind::Add:
-  case KernelKind::GatedActivation:
-    return {rows, rows, rows};
-  case KernelKind::Activation:
-    return {rows, rows};
-  case KernelKind::Norm:
-  case KernelKind::AddNorm: {
-    std::vector<BufferShape> sig = {rows};
-    if (k.kind == KernelKind::AddNorm)
-      sig.push_back(rows);
-    sig.push_back(vec);
-    if (k.hasBias)
-      sig.push_back(vec);
-    sig.push_back(rows);
-    return sig;
-  }
-  case KernelKind::SeqProject: {
-    std::vector<BufferShape> sig = {rows, {false, false, {k.positionRows, k.tableRows}}};
-    if (k.hasLength)
-      sig.push_back(offset); // the valid length
-    sig.push_back(rows);     // a call binds its rows to k
-    return sig;
-  }
-  case KernelKind::Pool:
-    if (k.variant == "mean")
-      return {rows, offset, {false, false, {k.width, 1}}}; // the scalar is the valid length
-    return {rows, {false, false, {k.width, 1}}};
-  }
-  return {};
-}
-
-namespace {
 
 /// Forms the calls of one function (@encode or @forward) into the plan.
 class FunctionPlanner {
