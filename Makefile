@@ -28,6 +28,10 @@ demo: build
 	$(BUILD_DIR)/bin/tmc init-weights $(DEMO_SPEC) -o $(DEMO_DIR)/weights.safetensors --seed 1
 	$(DEMO_DIR)/encoder-tiny --weights $(DEMO_DIR)/weights.safetensors --tokens 1,2,3,4,5 --output $(DEMO_DIR)/out.npy
 	$(DEMO_DIR)/encoder-tiny --weights $(DEMO_DIR)/weights.safetensors --tokens 1,2,3,4,5
+	$(BUILD_DIR)/bin/tmc compile examples/gpt-mini.tm -o $(DEMO_DIR)/gpt-mini
+	$(BUILD_DIR)/bin/tmc init-weights examples/gpt-mini.tm -o $(DEMO_DIR)/gpt-mini.safetensors --seed 1
+	$(DEMO_DIR)/gpt-mini --weights $(DEMO_DIR)/gpt-mini.safetensors --prompt "The compiler said" \
+	  --tokenizer examples/tokenizers/gpt2 --max-new 12 --temperature 0.9 --top-k 40 --seed 3 --bench
 
 clean:
 	rm -rf $(BUILD_DIR)
