@@ -60,9 +60,7 @@ bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_
                          std::string *error) {
   std::vector<TensorSpec> manifest = buildManifest(spec);
   // f16/bf16 models get the same values, rounded to their storage type.
-  tmr_dtype dtype = spec.dtype == DType::F16    ? TMR_F16
-                    : spec.dtype == DType::BF16 ? TMR_BF16
-                                                : TMR_F32;
+  tmr_dtype dtype = storageDType(spec.dtype);
   std::vector<std::vector<float>> storage;
   std::vector<std::vector<uint16_t>> narrow;
   storage.reserve(manifest.size());

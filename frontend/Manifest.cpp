@@ -18,6 +18,15 @@ const char *safetensorsDType(DType dtype) {
   return "F32";
 }
 
+tmr_dtype storageDType(DType dtype) {
+  switch (dtype) {
+  case DType::F16: return TMR_F16;
+  case DType::BF16: return TMR_BF16;
+  case DType::F32: break;
+  }
+  return TMR_F32;
+}
+
 namespace {
 
 class ManifestBuilder {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "frontend/ModelSpec.h"
+#include "runtime/tmr_abi.h"
 
 #include <cstdint>
 #include <string>
@@ -32,5 +33,8 @@ std::vector<TensorSpec> buildManifest(const ModelSpec &spec);
 
 /// "F32", "F16", "BF16": the safetensors dtype strings.
 const char *safetensorsDType(DType dtype);
+
+/// The runtime's code for the same storage type.
+tmr_dtype storageDType(DType dtype);
 
 } // namespace tmc

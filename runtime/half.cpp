@@ -68,8 +68,8 @@ uint16_t floatToBfloat16(float value) {
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
-std::vector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype) {
-  std::vector<float> out(count);
+AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype) {
+  AlignedVector<float> out(count);
   const auto *words = static_cast<const uint16_t *>(data);
   for (size_t i = 0; i < count; ++i) {
     switch (dtype) {

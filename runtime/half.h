@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/aligned.h"
 #include "runtime/tmr_abi.h"
 
 #include <cstddef>
@@ -23,8 +24,8 @@ float bfloat16ToFloat(uint16_t bits);
 /// float to bfloat16, rounding to nearest even.
 uint16_t floatToBfloat16(float value);
 
-/// Widens `count` elements of `dtype` at `data` to f32.
-std::vector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype);
+/// Widens `count` elements of `dtype` at `data` to f32, aligned for the kernels.
+AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype);
 /// Narrows f32 values to `dtype` (F16 or BF16), as little-endian 16-bit words.
 std::vector<uint16_t> narrowFromF32(const float *values, size_t count, tmr_dtype dtype);
 

@@ -145,9 +145,8 @@ int runMain(int argc, char **argv) {
       pointers.push_back(tensor->data);
       continue;
     }
-    std::vector<float> wide =
-        tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype), tensor->dtype);
-    widened.emplace_back(wide.begin(), wide.end());
+    widened.push_back(tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype),
+                                      tensor->dtype));
     pointers.push_back(widened.back().data());
   }
 

@@ -2,21 +2,12 @@
 
 #include "tests/reference/ReferenceWeights.h"
 
+#include "frontend/Manifest.h"
 #include "runtime/half.h"
 
 
 namespace tmc::ref {
 
-namespace {
-tmr_dtype storageType(DType dtype) {
-  switch (dtype) {
-  case DType::F16: return TMR_F16;
-  case DType::BF16: return TMR_BF16;
-  case DType::F32: break;
-  }
-  return TMR_F32;
-}
-} // namespace
 
 std::unique_ptr<ReferenceWeights>
 ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
@@ -30,10 +21,10 @@ ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
     std::string problem;
     if (!tensor)
       problem = "missing tensor '" + expected.name + "'";
-    else if (tensor->dtype != storageType(expected.dtype))
+    else if (tensor->dtype != storageDType(expected.dtype))
       problem = "tensor '" + expected.name + "' has dtype " +
                 tmr::dtypeName(tensor->dtype) + ", expected " +
-                tmr::dtypeName(storageType(expected.dtype));
+                tmr::dtypeName(storageDType(expected.dtype));
     else if (tensor->shape != expected.shape)
       problem = "tensor '" + expected.name + "' has shape " +
                 tmr::formatShape(tensor->shape) + ", expected " +

@@ -34,7 +34,7 @@ private:
 
   std::unique_ptr<tmr::SafetensorsFile> file;
   std::map<std::string, const float *, std::less<>> byName;
-  std::vector<std::vector<float>> widened; ///< f16/bf16 tensors as f32
+  std::vector<tmr::AlignedVector<float>> widened; ///< f16/bf16 tensors as f32
 };
 
 } // namespace tmc::ref

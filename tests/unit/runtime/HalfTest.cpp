@@ -60,10 +60,12 @@ TEST(HalfTest, Bfloat16) {
 TEST(HalfTest, WidenAndNarrow) {
   const float values[] = {0.5f, -1.25f, 3.0f};
   std::vector<uint16_t> half = tmr::narrowFromF32(values, 3, TMR_F16);
-  std::vector<float> back = tmr::widenToF32(half.data(), 3, TMR_F16);
-  EXPECT_EQ(back, std::vector<float>(values, values + 3));
+  const tmr::AlignedVector<float> expected(values, values + 3);
+  tmr::AlignedVector<float> back = tmr::widenToF32(half.data(), 3, TMR_F16);
+  EXPECT_EQ(back, expected);
+  EXPECT_TRUE(tmr::isAligned(back.data()));
   std::vector<uint16_t> bf = tmr::narrowFromF32(values, 3, TMR_BF16);
-  EXPECT_EQ(tmr::widenToF32(bf.data(), 3, TMR_BF16), std::vector<float>(values, values + 3));
+  EXPECT_EQ(tmr::widenToF32(bf.data(), 3, TMR_BF16), expected);
 }
 
 } // namespace
