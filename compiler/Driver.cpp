@@ -19,13 +19,18 @@
 #include "frontend/MLIRGen.h"
 #include "frontend/Manifest.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -36,6 +41,47 @@ namespace {
 
 constexpr std::array<const char *, 9> kStageNames = {
     "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe"};
+
+bool isIRInput(llvm::StringRef path) { return path.ends_with(".mlir"); }
+
+/// Parses a module written by an earlier stage (`--emit=tm`, `--emit=tm-opt`,
+/// `--dump-stages-to`, or edited by hand) and the spec it was built from: the
+/// executor needs the spec's inputs and manifest. `specOverride` (--spec)
+/// names the spec when the module's `tm.spec` attribute is absent or stale.
+mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &context, const std::string &path,
+                                             const std::string &specOverride,
+                                             llvm::SourceMgr &sourceMgr, LoadedSpec *loaded) {
+  context.getOrLoadDialect<tm::TMDialect>();
+  context.getOrLoadDialect<mlir::func::FuncDialect>();
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = mlir::openInputFile(path, &error);
+  if (!buffer) {
+    llvm::errs() << "tmc: error: " << error << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return nullptr;
+  std::string specPath = specOverride;
+  if (specPath.empty()) {
+    auto attr = (*module)->getAttrOfType<mlir::StringAttr>(kSpecAttrName);
+    if (!attr) {
+      llvm::errs() << "tmc: error: " << path << ": the module has no '" << kSpecAttrName
+                   << "' attribute naming the spec it was built from; pass --spec MODEL.tm\n";
+      return nullptr;
+    }
+    specPath = attr.getValue().str();
+  }
+  *loaded = loadSpec(specPath, llvm::errs());
+  if (!loaded->ok()) {
+    llvm::errs() << "tmc: error: " << path << ": cannot load its spec '" << specPath
+                 << "' (pass --spec MODEL.tm to name another)\n";
+    return nullptr;
+  }
+  return module;
+}
 
 class CompileJob {
 public:
@@ -118,27 +164,41 @@ int CompileJob::run() {
       return fail("-o " + options.output + ": is a directory"), 1;
   }
 
-  // Stage: ast.
-  LoadedSpec loaded = loadSpec(options.input, llvm::errs());
-  if (!loaded.ok())
-    return 1;
-  const ModelSpec &spec = *loaded.spec;
-  {
+  // Stages: ast and tm, or (for a .mlir input) the module to resume from.
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  LoadedSpec loaded;
+  llvm::SourceMgr irSourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (isIRInput(options.input)) {
+    if (options.emit == Stage::AST)
+      return fail("--emit=ast needs a .tm input; " + options.input + " is already IR"), 1;
+    // The handler opens the spec files that locations name, so errors in
+    // the module still show the spec line they came from.
+    diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(irSourceMgr, &context,
+                                                                      llvm::errs());
+    module = loadModule(context, options.input, options.spec, irSourceMgr, &loaded);
+    if (!module)
+      return 1;
+  } else {
+    loaded = loadSpec(options.input, llvm::errs());
+    if (!loaded.ok())
+      return 1;
     std::string text;
     llvm::raw_string_ostream os(text);
     dumpAST(*loaded.ast, *loaded.sourceMgr, os);
     if (finishStage(Stage::AST, text, "1-ast.txt"))
       return failed;
+    // Diagnostics from here on carry spec locations, so the handler prints
+    // them with the spec's source line.
+    diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(*loaded.sourceMgr,
+                                                                      &context, llvm::errs());
+    module = buildModule(context, *loaded.sourceMgr, *loaded.spec);
+    if (!module)
+      return 1;
   }
-
-  // Stage: tm. Diagnostics from here on carry spec locations, so the handler
-  // prints them with the spec's source line.
-  mlir::MLIRContext context;
-  context.printOpOnDiagnostic(false);
-  mlir::SourceMgrDiagnosticHandler diagnostics(*loaded.sourceMgr, &context, llvm::errs());
-  mlir::OwningOpRef<mlir::ModuleOp> module = buildModule(context, *loaded.sourceMgr, spec);
-  if (!module)
-    return 1;
+  const ModelSpec &spec = *loaded.spec;
   // Dumps always carry the spec locations; --emit shows them with MLIR's
   // own --mlir-print-debuginfo, like mlir-opt.
   auto printModule = [&](bool locations) {

@@ -14,7 +14,8 @@ std::optional<Stage> parseStage(const std::string &name);
 const char *stageNames();
 
 struct CompileOptions {
-  std::string input;
+  std::string input;             ///< MODEL.tm, or a module saved by an IR stage (.mlir)
+  std::string spec;              ///< --spec: the spec of a .mlir input (default: its tm.spec)
   std::string output;           ///< `-o`; text stages print to stdout when empty or "-"
   std::string target = "host";
   std::string dumpStagesTo;     ///< directory for every stage's text

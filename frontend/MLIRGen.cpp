@@ -42,6 +42,9 @@ public:
   OwningOpRef<ModuleOp> build() {
     Location modelLoc = loc(spec.loc, spec.name);
     OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc, spec.name);
+    llvm::StringRef specPath =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+    (*module)->setAttr(kSpecAttrName, builder.getStringAttr(specPath));
     if (!checkSupported())
       return nullptr;
 

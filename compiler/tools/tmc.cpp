@@ -60,9 +60,14 @@ int initWeightsCommand(int argc, char **argv) {
 
 int compileCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all",
-                        "explain", "threads", "O"});
-  cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
+                        "explain", "threads", "O", "spec"});
+  cl::opt<std::string> input(cl::Positional, cl::Required,
+                             cl::desc("MODEL.tm, or MODEL.mlir saved by --emit=tm|tm-opt"),
                              cl::cat(toolOptions));
+  cl::opt<std::string> specPath("spec",
+                                cl::desc("The spec a .mlir input was built from (default: the "
+                                         "module's tm.spec attribute)"),
+                                cl::value_desc("MODEL.tm"), cl::cat(toolOptions));
   cl::opt<std::string> output("o", cl::desc("Output executable (or stage text; default stdout)"),
                               cl::value_desc("OUT"), cl::cat(toolOptions));
   cl::opt<std::string> emit("emit", cl::desc("Stop after a stage and write it: ast, tm, "
@@ -96,6 +101,7 @@ int compileCommand(int argc, char **argv) {
 
   tmc::CompileOptions options;
   options.input = input;
+  options.spec = specPath;
   options.output = output;
   options.target = target;
   options.dumpStagesTo = dumpDir;

@@ -5,6 +5,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TMInferShapes : Pass<"tm-infer-shapes", "::mlir::func::FuncOp"> {
+  let summary = "Refine result shapes the IR leaves dynamic from each op's operands";
+  let description = [{
+    Walks the function in order and asks each op implementing the
+    ShapeInference interface for its result shape; a dimension the IR gives
+    as `?` but the operands fix (a weight's width, a head count) becomes
+    static, and the function's result types follow. Hand-written or edited IR
+    (`tmc compile x.mlir`) may leave widths open; kernels need them known. A
+    static size that contradicts the operands is an error at the op's spec
+    location.
+
+    ```mlir
+    %y = tm.linear %x, %w : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x?xf32>
+    // becomes
+    %y = tm.linear %x, %w : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every result type refined">
+  ];
+}
+
 def TMFuseEmbeddingPositions : Pass<"tm-fuse-embedding-positions", "::mlir::func::FuncOp"> {
   let summary = "Fold tm.add_positions into the tm.embed that feeds it";
   let description = [{

@@ -4,6 +4,10 @@
 #define TM_OPS_TD
 
 include "dialects/tm/TMAttrs.td"
+include "dialects/tm/TMInterfaces.td"
+
+// Ops whose result shape follows from their operands (see TMInterfaces.td).
+def TM_InfersShape : DeclareOpInterfaceMethods<TM_ShapeInferenceOpInterface>;
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -23,7 +27,7 @@ def TM_WeightOp : TM_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_EmbedOp : TM_Op<"embed", [Pure]> {
+def TM_EmbedOp : TM_Op<"embed", [TM_InfersShape, Pure]> {
   let summary = "Token embedding lookup, optionally scaled and with positions added";
   let description = [{
     `result[t, :] = table[tokens[t], :] * scale (+ position[offset + t, :])`,
@@ -48,7 +52,7 @@ def TM_EmbedOp : TM_Op<"embed", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_AddSegmentsOp : TM_Op<"add_segments", [Pure, AllTypesMatch<["input", "result"]>]> {
+def TM_AddSegmentsOp : TM_Op<"add_segments", [TM_InfersShape, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Adds each token's segment (token type) embedding (BERT)";
   let description = [{
     `result[t, :] = input[t, :] + table[segments[t], :]`; the executable's
@@ -67,7 +71,7 @@ def TM_AddSegmentsOp : TM_Op<"add_segments", [Pure, AllTypesMatch<["input", "res
   let hasVerifier = 1;
 }
 
-def TM_AddPositionsOp : TM_Op<"add_positions", [Pure, AllTypesMatch<["input", "result"]>]> {
+def TM_AddPositionsOp : TM_Op<"add_positions", [TM_InfersShape, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Adds absolute position encodings to a sequence";
   let description = [{
     `kind = "sinusoidal"`: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(same).
@@ -86,7 +90,7 @@ def TM_AddPositionsOp : TM_Op<"add_positions", [Pure, AllTypesMatch<["input", "r
   let hasVerifier = 1;
 }
 
-def TM_LinearOp : TM_Op<"linear", [Pure]> {
+def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure]> {
   let summary = "y = act(x * W^T + b), PyTorch nn.Linear layout";
   let description = [{
     `weight` is [out, in] as in PyTorch; `bias` is optional. `activation` is
@@ -107,7 +111,7 @@ def TM_LinearOp : TM_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_AttentionOp : TM_Op<"attention", [Pure]> {
+def TM_AttentionOp : TM_Op<"attention", [TM_InfersShape, Pure]> {
   let summary = "Multi-head scaled dot-product attention (softmax(q k^T * scale) v)";
   let description = [{
     Inputs are the projected queries [tokens, heads * head_dim] and keys and
@@ -135,7 +139,7 @@ def TM_AttentionOp : TM_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_AddOp : TM_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+def TM_AddOp : TM_Op<"add", [TM_InfersShape, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "Elementwise sum (the residual connection)";
   let description = [{
     ```mlir
@@ -147,7 +151,7 @@ def TM_AddOp : TM_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def TM_ActivationOp : TM_Op<"activation", [Pure, SameOperandsAndResultType]> {
+def TM_ActivationOp : TM_Op<"activation", [TM_InfersShape, Pure, SameOperandsAndResultType]> {
   let summary = "Elementwise activation function";
   let description = [{
     `kind` is one of "relu", "gelu" (erf form), "gelu_tanh", "silu".
@@ -162,7 +166,7 @@ def TM_ActivationOp : TM_Op<"activation", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def TM_NormOp : TM_Op<"norm", [Pure]> {
+def TM_NormOp : TM_Op<"norm", [TM_InfersShape, Pure]> {
   let summary = "Layer or RMS normalization over the last dimension";
   let description = [{
     `kind = "layernorm"`: `(x - mean) / sqrt(var + eps) * weight + bias`,
@@ -183,7 +187,7 @@ def TM_NormOp : TM_Op<"norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_AddNormOp : TM_Op<"add_norm", [Pure]> {
+def TM_AddNormOp : TM_Op<"add_norm", [TM_InfersShape, Pure]> {
   let summary = "Fused residual add and normalization: norm(x + residual)";
   let description = [{
     Formed by `--tm-fuse-residual-norm` so that the sum never round-trips
@@ -204,7 +208,7 @@ def TM_AddNormOp : TM_Op<"add_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_RopeOp : TM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+def TM_RopeOp : TM_Op<"rope", [TM_InfersShape, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Rotary position embedding (rotate-half convention)";
   let description = [{
     In each head, dimension i pairs with i + head_dim/2 and both rotate by
@@ -224,7 +228,7 @@ def TM_RopeOp : TM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let hasVerifier = 1;
 }
 
-def TM_GatedActivationOp : TM_Op<"gated_activation", [Pure, SameOperandsAndResultType]> {
+def TM_GatedActivationOp : TM_Op<"gated_activation", [TM_InfersShape, Pure, SameOperandsAndResultType]> {
   let summary = "act(gate) * up, the middle of a gated feed-forward";
   let description = [{
     swiglu is `kind = "silu"`, geglu `kind = "gelu"`.
@@ -240,7 +244,7 @@ def TM_GatedActivationOp : TM_Op<"gated_activation", [Pure, SameOperandsAndResul
 }
 
 def TM_CacheAppendOp : TM_Op<"cache_append",
-    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["input", "result"]>]> {
+    [TM_InfersShape, MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["input", "result"]>]> {
   let summary = "Appends rows to a layer's key or value cache and returns all cached rows";
   let description = [{
     Writes the call's rows after the `offset` rows already cached in the
@@ -276,7 +280,7 @@ def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
-def TM_SeqProjectOp : TM_Op<"seq_project", [Pure]> {
+def TM_SeqProjectOp : TM_Op<"seq_project", [TM_InfersShape, Pure]> {
   let summary = "Projects a sequence's rows onto k rows (Linformer keys and values)";
   let description = [{
     `result = E[:, :L] . input`, with E the [k, max_seq] projection and L the
@@ -295,7 +299,7 @@ def TM_SeqProjectOp : TM_Op<"seq_project", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TM_PoolOp : TM_Op<"pool", [Pure]> {
+def TM_PoolOp : TM_Op<"pool", [TM_InfersShape, Pure]> {
   let summary = "Pools a sequence into one row (first token, or mean)";
   let description = [{
     `mean` averages the first `length` rows (the unpadded ones); the length

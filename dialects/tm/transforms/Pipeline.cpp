@@ -10,6 +10,8 @@ using namespace mlir;
 void tmc::tm::buildOptimizationPipeline(OpPassManager &pm,
                                         const OptimizationOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Kernels need every width static; hand-written IR may leave some open.
+  funcPm.addPass(createTMInferShapes({options.explain}));
   funcPm.addPass(createCanonicalizerPass());
   if (options.optLevel > 0) {
     funcPm.addPass(createTMFuseEmbeddingPositions({options.explain}));
