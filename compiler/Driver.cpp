@@ -85,7 +85,8 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &context, const s
 
 class CompileJob {
 public:
-  explicit CompileJob(const CompileOptions &options) : options(options) {}
+  CompileJob(const CompileOptions &options, KernelPlan *planOut)
+      : options(options), planOut(planOut) {}
 
   ~CompileJob() {
     if (!workDir.empty())
@@ -108,6 +109,7 @@ private:
   bool dumping() const { return !options.dumpStagesTo.empty(); }
 
   const CompileOptions &options;
+  KernelPlan *planOut;
   std::string workDir;
   bool failed = false;
 };
@@ -248,6 +250,8 @@ int CompileJob::run() {
   mlir::FailureOr<KernelPlan> plan = formKernels(*module, names, options.explain);
   if (mlir::failed(plan))
     return 1;
+  if (planOut)
+    *planOut = *plan;
   {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -279,7 +283,7 @@ int CompileJob::run() {
     return failed;
 
   // Stages: obj, exe.
-  ExecutorOptions executorOptions{options.input, options.threads, *target};
+  ExecutorOptions executorOptions{options.input, options.threads, *target, options.trace};
   std::string executor = generateExecutor(*plan, spec, manifest, executorOptions);
   if (!dumpText(executor, "8-executor.cpp"))
     return 1;
@@ -306,6 +310,8 @@ std::optional<Stage> parseStage(const std::string &name) {
 
 const char *stageNames() { return "ast, tm, tm-opt, kernels, halide, stmt, asm, obj, exe"; }
 
-int runCompile(const CompileOptions &options) { return CompileJob(options).run(); }
+int runCompile(const CompileOptions &options, KernelPlan *plan) {
+  return CompileJob(options, plan).run();
+}
 
 } // namespace tmc

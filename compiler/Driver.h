@@ -24,9 +24,13 @@ struct CompileOptions {
   int threads = 0;              ///< default thread count baked into the executable
   bool printIRAfterAll = false;
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
+  bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)
 };
 
+struct KernelPlan;
+
 /// Runs the pipeline; diagnostics go to stderr. Returns the process exit code.
-int runCompile(const CompileOptions &options);
+/// With `plan`, also hands back the kernel plan the executable runs.
+int runCompile(const CompileOptions &options, KernelPlan *plan = nullptr);
 
 } // namespace tmc

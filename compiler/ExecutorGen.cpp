@@ -189,6 +189,8 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
     os << "}, " << dtypeEnum(tensor.dtype) << "},\n";
   }
   os << "};\n\n} // namespace\n\nextern \"C\" {\n";
+  if (options.trace)
+    os << "void tmr_trace_call(int32_t, const float *, int64_t, int64_t);\n";
   for (const KernelDesc &kernel : plan.kernels) {
     if (kernel.kind == KernelKind::Linear)
       os << "int tmk_pack_" << kernel.name() << "(halide_buffer_t *, halide_buffer_t *);\n";
@@ -241,7 +243,18 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
           os << "a" << a << ".get()";
       }
       os << "))\n        return kernelFailed(err, errLen, "
-         << quote(call.opName + " (" + call.location + ")") << ", rc);\n    }\n";
+         << quote(call.opName + " (" + call.location + ")") << ", rc);\n";
+      if (options.trace) {
+        // Rows are the outermost extent; a row is everything inside it.
+        const CallArg &out = call.args.back();
+        int64_t width = 1;
+        for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
+          width *= out.shape.extents[d];
+        os << "      tmr_trace_call(" << (&call - plan.calls.data()) << ", "
+           << slotPointer(out.slot, plan) << ", " << extentText(out.shape.extents.back())
+           << ", " << width << ");\n";
+      }
+      os << "    }\n";
     }
   };
   // Opens a phase's scope: its arena, and segment ids defaulting to 0.

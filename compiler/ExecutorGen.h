@@ -21,6 +21,7 @@ struct ExecutorOptions {
   std::string sourceName;   ///< the spec file, for the banner
   int defaultThreads = 0;   ///< `tmc compile --threads`; 0 lets Halide use every core
   TargetInfo target;        ///< the kernels' target: it fixes the packed weight layout
+  bool trace = false;       ///< report every kernel call's output (runtime/trace.h)
 };
 
 /// C++ source of the executor. Kernel i is called as `tmk_<kernels[i].name()>`.

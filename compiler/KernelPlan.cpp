@@ -127,13 +127,24 @@ KernelDesc describe(Operation *op) {
   return desc;
 }
 
-/// Location as "name @ file:line:col" for error messages from the executable.
-std::string describeLocation(Location loc) {
-  std::string name, file;
+/// The name of the value an op produces: a fused op's value is the last
+/// fused op's (add + norm yields the norm), so the last NameLoc in it.
+std::string valueName(Location loc) {
+  std::string name;
   loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner); named && name.empty())
+    if (auto named = dyn_cast<NameLoc>(inner))
       name = named.getName().str();
-    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner); fileLoc && file.empty())
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// Location as "name @ file:line:col" for the kernel listing and error
+/// messages from the executable; a fused op's is its last part's.
+std::string describeLocation(Location loc) {
+  std::string name = valueName(loc), file;
+  loc->walk([&](Location inner) {
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner))
       file = llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
                            fileLoc.getLine(), fileLoc.getColumn());
     return WalkResult::advance();
@@ -270,6 +281,7 @@ private:
       call.phase = phase;
       call.opName = op.getName().getStringRef().str();
       call.location = describeLocation(op.getLoc());
+      call.origin = valueName(op.getLoc());
       call.args.push_back({use(append.getInput(), callIndex),
                            {false, false, {cache.width, BufferShape::kTokens}}});
       call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
@@ -293,7 +305,8 @@ private:
     std::vector<BufferShape> signature = kernelSignature(desc);
 
     KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {},
-                    op.getName().getStringRef().str(), describeLocation(op.getLoc())};
+                    op.getName().getStringRef().str(), describeLocation(op.getLoc()),
+                    valueName(op.getLoc())};
     // Bind each parameter's symbolic row extent to what this call's value has.
     auto bind = [&](BufferShape shape, Value value) {
       if (!shape.isScalar && !shape.extents.empty() &&

@@ -121,7 +121,8 @@ struct KernelCall {
   size_t kernel = 0;        ///< index into KernelPlan::kernels
   std::vector<CallArg> args; ///< inputs in signature order, then the output
   std::string opName;       ///< e.g. "tm.linear"
-  std::string location;     ///< spec location, "encoder.layers.0.self_attn" @ file:line:col
+  std::string location;     ///< spec location, "encoder.layers.0.self_attn.q" @ file:line:col
+  std::string origin;       ///< the value it computes, "encoder.layers.0.self_attn.q"
 };
 
 /// One key or value cache of a decoder layer: `capacity` rows of `width`.

@@ -93,6 +93,15 @@ private:
     return NameLoc::get(builder.getStringAttr(name), fileLoc);
   }
 
+  /// `at`'s spec position under another name: each computation of a layer is
+  /// named for what it computes ("decoder.layers.0.self_attn.q"), so remarks,
+  /// the kernel listing and `tmc verify` can tell them apart.
+  Location named(StringRef name, Location at) {
+    if (auto nameLoc = dyn_cast<NameLoc>(at))
+      at = nameLoc.getChildLoc();
+    return NameLoc::get(builder.getStringAttr(name), at);
+  }
+
   /// The run's inputs a function takes, each marked with a `tm.input` name
   /// the kernel planner binds: tokens, offset (tokens already cached), length
   /// (valid tokens, for padding), source_length (@forward of an
@@ -212,7 +221,8 @@ private:
     Value b = maybeWeight(bias, prefix + ".bias", at);
     auto rows = cast<ShapedType>(x.getType()).getDimSize(0);
     auto type = RankedTensorType::get({rows, out}, builder.getF32Type());
-    return builder.create<tm::LinearOp>(at, type, x, w, b, builder.getStringAttr("none"));
+    return builder.create<tm::LinearOp>(named(prefix, at), type, x, w, b,
+                                        builder.getStringAttr("none"));
   }
 
   Value norm(Value x, const std::string &prefix, const NormSpec &spec, Location at) {
@@ -274,8 +284,8 @@ private:
     Value k = linear(x, prefix + ".k", kvWidth, layer.bias, at);
     Value v = linear(x, prefix + ".v", kvWidth, layer.bias, at);
     if (spec.position == PositionKind::Rope) {
-      q = rope(q, layer, layer.heads, at);
-      k = rope(k, layer, layer.kvHeads, at);
+      q = rope(q, layer, layer.heads, named(prefix + ".q", at));
+      k = rope(k, layer, layer.kvHeads, named(prefix + ".k", at));
     }
     if (decoder) {
       // A decoder attends to every earlier token of the sequence, which
@@ -303,7 +313,8 @@ private:
       length = Value();
     }
     auto attention = builder.create<tm::AttentionOp>(
-        layer.maskLoc.isValid() ? loc(layer.maskLoc, prefix) : at, activations(qWidth), q, k,
+        layer.maskLoc.isValid() ? loc(layer.maskLoc, prefix + ".attn") : named(prefix + ".attn", at),
+        activations(qWidth), q, k,
         v, length, builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
         builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
@@ -328,7 +339,7 @@ private:
     MaskSpec sourcePadding;
     sourcePadding.terms.push_back({MaskKind::Padding});
     auto attention = builder.create<tm::AttentionOp>(
-        at, activations(qWidth), q, k, v, inputs.lookup("source_length"),
+        named(prefix + ".attn", at), activations(qWidth), q, k, v, inputs.lookup("source_length"),
         builder.getI64IntegerAttr(layer.heads), builder.getI64IntegerAttr(layer.kvHeads),
         builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
@@ -344,11 +355,13 @@ private:
       Value gate = linear(x, prefix + ".gate", layer.dFF, layer.bias, at);
       Value up = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
       h = builder.create<tm::GatedActivationOp>(
-          at, gate.getType(), gate, up,
+          named(prefix + ".act", at), gate.getType(), gate, up,
           builder.getStringAttr(layer.ffn == Activation::SwiGLU ? "silu" : "gelu"));
     } else {
       h = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
-      h = builder.create<tm::ActivationOp>(at, h.getType(), h,
+      // Named as the up projection it follows: fused or not, the last op
+      // named ".up" yields act(up).
+      h = builder.create<tm::ActivationOp>(named(prefix + ".up", at), h.getType(), h,
                                            builder.getStringAttr(toString(layer.ffn)));
     }
     return linear(h, prefix + ".down", spec.dModel, layer.bias, at);
@@ -358,12 +371,16 @@ private:
   Value sublayer(Value x, const LayerSpec &layer, const std::string &normPrefix,
                  llvm::function_ref<Value(Value)> body) {
     Location at = loc(layer.normLoc, normPrefix);
+    // "...layers.0.norm2" -> "...layers.0.residual2": the sum is a value of
+    // its own (the residual stream, in pre-norm), apart from the norm's.
+    std::string residual = normPrefix;
+    residual.replace(residual.rfind(".norm"), 5, ".residual");
     if (layer.placement == NormPlacement::Post) {
-      Value sum = builder.create<tm::AddOp>(at, x, body(x));
+      Value sum = builder.create<tm::AddOp>(named(residual, at), x, body(x));
       return norm(sum, normPrefix, layer.norm, at);
     }
     Value y = body(norm(x, normPrefix, layer.norm, at));
-    return builder.create<tm::AddOp>(at, x, y);
+    return builder.create<tm::AddOp>(named(residual, at), x, y);
   }
 
   Value buildStack(const std::string &name, const StackSpec &stack, Value x, bool decoder) {

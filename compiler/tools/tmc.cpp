@@ -132,6 +132,7 @@ const Command kCommands[] = {
     {"manifest", "list the weight tensors a spec expects", manifestCommand},
     {"init-weights", "write deterministic random weights (safetensors)", initWeightsCommand},
     {"compile", "compile a spec into a standalone executable", compileCommand},
+    {"verify", "compare the compiled kernels with the reference, value by value", verifyCommand},
 };
 
 void printUsage(raw_ostream &os) {

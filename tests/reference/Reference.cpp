@@ -51,8 +51,8 @@ struct Sequence {
 
 class Evaluator {
 public:
-  Evaluator(const ModelSpec &spec, detail::WeightTable &weights)
-      : spec(spec), weights(weights) {}
+  Evaluator(const ModelSpec &spec, detail::WeightTable &weights, const TapObserver &observer)
+      : spec(spec), weights(weights), observer(observer) {}
 
   Matrix run(const Inputs &inputs) {
     static const std::vector<int32_t> noSegments;
@@ -66,8 +66,10 @@ public:
       Sequence source{&inputs.sourceTokens, &inputs.segments,
                       inputs.sourceLength.value_or(sourceCount)};
       target.segments = &noSegments;
+      inSource = true;
       Matrix memory = runStack(embed(source, table), spec.encoder, "encoder",
                                /*decoder=*/false, source.length, nullptr, 0);
+      inSource = false;
       if (!spec.shareEmbeddings)
         table = "decoder.embed.tokens";
       h = runStack(embed(target, table), spec.decoder, "decoder", /*decoder=*/true,
@@ -83,6 +85,13 @@ public:
   }
 
 private:
+  /// Reports `value` as `name` (see Tap) when someone observes; returns it.
+  const Matrix &tap(const std::string &name, const Matrix &value, bool source = false) {
+    if (observer)
+      observer(Tap{name, source || inSource, value.rows, value.cols, &value.data});
+    return value;
+  }
+
   Matrix embed(const Sequence &sequence, const std::string &table) {
     const std::vector<int32_t> &tokens = *sequence.tokens;
     int64_t t = static_cast<int64_t>(tokens.size()), d = spec.dModel;
@@ -117,7 +126,7 @@ private:
 
     if (spec.embedNorm)
       x = norm(x, *spec.embedNorm, "embed.norm");
-    return x;
+    return tap("embed", x);
   }
 
   Matrix runStack(Matrix x, const StackSpec &stack, const std::string &name, bool decoder,
@@ -126,7 +135,7 @@ private:
       x = layer(x, stack, i, name + ".layers." + std::to_string(i), decoder, length,
                 memory, memoryLength);
     if (stack.finalNorm)
-      x = norm(x, *stack.finalNorm, name + ".final_norm");
+      x = tap(name + ".final_norm", norm(x, *stack.finalNorm, name + ".final_norm"));
     return x;
   }
 
@@ -136,8 +145,12 @@ private:
                const std::string &prefix, bool decoder, int64_t length,
                const Matrix *memory, int64_t memoryLength) {
     const LayerSpec &layerSpec = stack.layer(index);
-    detail::AttentionSite self{&layerSpec, decoder, /*cross=*/false, length, prefix};
-    detail::AttentionSite cross{&layerSpec, decoder, /*cross=*/true, memoryLength, prefix};
+    detail::AttentionSite self{&layerSpec, decoder, /*cross=*/false, length, prefix, {}};
+    detail::AttentionSite cross{&layerSpec, decoder, /*cross=*/true, memoryLength, prefix, {}};
+    if (observer)
+      self.tap = cross.tap = [&](const std::string &name, bool source, const Matrix &value) {
+        tap(name, value, source);
+      };
     bool hasCross = stack.crossAttention;
     const std::string n1 = prefix + ".norm1", n2 = prefix + ".norm2";
     const std::string nFFN = hasCross ? prefix + ".norm3" : n2;
@@ -149,16 +162,26 @@ private:
     };
 
     const NormSpec &normSpec = layerSpec.norm;
+    // Taps: each norm's output under its name ("...norm2") and each residual
+    // sum under the matching "...residual2".
+    auto sum = [&](const std::string &normName, const Matrix &a, const Matrix &b) {
+      std::string name = normName;
+      name.replace(name.rfind(".norm"), 5, ".residual");
+      return tap(name, add(a, b));
+    };
+    auto normed = [&](const Matrix &in, const std::string &name) {
+      return tap(name, norm(in, normSpec, name));
+    };
     if (layerSpec.placement == NormPlacement::Post) {
-      Matrix h = norm(add(x, selfAttn(x)), normSpec, n1);
+      Matrix h = normed(sum(n1, x, selfAttn(x)), n1);
       if (hasCross)
-        h = norm(add(h, crossAttn(h)), normSpec, n2);
-      return norm(add(h, ffn(h, layerSpec, prefix + ".ffn")), normSpec, nFFN);
+        h = normed(sum(n2, h, crossAttn(h)), n2);
+      return normed(sum(nFFN, h, ffn(h, layerSpec, prefix + ".ffn")), nFFN);
     }
-    Matrix h = add(x, selfAttn(norm(x, normSpec, n1)));
+    Matrix h = sum(n1, x, selfAttn(normed(x, n1)));
     if (hasCross)
-      h = add(h, crossAttn(norm(h, normSpec, n2)));
-    return add(h, ffn(norm(h, normSpec, nFFN), layerSpec, prefix + ".ffn"));
+      h = sum(n2, h, crossAttn(normed(h, n2)));
+    return sum(nFFN, h, ffn(normed(h, nFFN), layerSpec, prefix + ".ffn"));
   }
 
   Matrix norm(const Matrix &x, const NormSpec &normSpec, const std::string &prefix) {
@@ -218,13 +241,18 @@ private:
     Matrix up = detail::linear(weights, x, prefix + ".up", layer.dFF, layer.bias);
     if (gated) {
       Matrix gate = detail::linear(weights, x, prefix + ".gate", layer.dFF, layer.bias);
+      tap(prefix + ".up", up);
+      tap(prefix + ".gate", gate);
       for (size_t i = 0; i < up.data.size(); ++i)
         up.data[i] *= activate(layer.ffn, gate.data[i]);
+      tap(prefix + ".act", up);
     } else {
       for (double &value : up.data)
         value = activate(layer.ffn, value);
+      tap(prefix + ".up", up);
     }
-    return detail::linear(weights, up, prefix + ".down", spec.dModel, layer.bias);
+    return tap(prefix + ".down",
+               detail::linear(weights, up, prefix + ".down", spec.dModel, layer.bias));
   }
 
   /// The output head over the final hidden states `h` [T, d_model].
@@ -237,7 +265,7 @@ private:
       int64_t count = spec.vocab * spec.dModel;
       const float *w = weights.get(spec.tiedHead ? table : "output.weight", count);
       const float *b = spec.headBias ? weights.get("output.bias", spec.vocab) : nullptr;
-      return detail::linear(h, w, b, spec.vocab);
+      return tap("output", detail::linear(h, w, b, spec.vocab));
     }
     case OutputKind::Classifier: {
       Matrix pooled(1, h.cols);
@@ -245,7 +273,7 @@ private:
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < h.cols; ++c)
           pooled.at(0, c) += h.at(r, c) / static_cast<double>(rows);
-      return detail::linear(weights, pooled, "classifier", spec.classes, true);
+      return tap("classifier", detail::linear(weights, pooled, "classifier", spec.classes, true));
     }
     }
     return h;
@@ -253,13 +281,16 @@ private:
 
   const ModelSpec &spec;
   detail::WeightTable &weights;
+  const TapObserver &observer;
+  bool inSource = false; ///< evaluating an encoder-decoder's encoder
 };
 
 } // namespace
 
 std::optional<std::vector<double>> evaluate(const ModelSpec &spec,
                                             const WeightLookup &weights,
-                                            const Inputs &inputs, std::string *error) {
+                                            const Inputs &inputs, std::string *error,
+                                            const TapObserver &observer) {
   auto fail = [&](std::string message) {
     if (error)
       *error = "reference: " + std::move(message);
@@ -273,7 +304,7 @@ std::optional<std::vector<double>> evaluate(const ModelSpec &spec,
   detail::WeightTable table;
   if (!table.load(spec, weights, error))
     return std::nullopt;
-  std::vector<double> out = Evaluator(spec, table).run(inputs).data;
+  std::vector<double> out = Evaluator(spec, table, observer).run(inputs).data;
   if (!table.failure().empty())
     return fail("internal error: " + table.failure());
   return out;

@@ -44,6 +44,22 @@ struct Inputs {
   std::optional<int64_t> sourceLength;
 };
 
+/// A named intermediate value of an evaluation, for `tmc verify`'s bisect.
+/// Names follow the weights' (and the compiled ops' locations): "embed" (the
+/// embedding's final value), "{stack}.layers.{i}.self_attn.q|k|v" (after rope),
+/// ".attn" (heads concatenated), ".o"; "{...}.ffn.up" (after the activation
+/// when not gated), ".gate", ".act" (act(gate) * up), ".down"; "{...}.normK"
+/// (norm K's output) and "{...}.residualK" (the sum of sublayer K and its
+/// input); "{stack}.final_norm"; "output"
+/// (LM head) or "classifier".
+struct Tap {
+  std::string name;
+  bool source = false; ///< computed over an encoder-decoder's source
+  int64_t rows = 0, cols = 0;
+  const std::vector<double> *data = nullptr; ///< row-major, valid during the call
+};
+using TapObserver = std::function<void(const Tap &)>;
+
 /// Evaluates the spec's semantics directly, in double precision (every sum
 /// accumulated in double). Returns [rows * outputWidth] row-major, where rows
 /// is tokens.size(), or 1 for a classifier (its single row of class logits).
@@ -54,7 +70,8 @@ struct Inputs {
 std::optional<std::vector<double>> evaluate(const ModelSpec &spec,
                                             const WeightLookup &weights,
                                             const Inputs &inputs,
-                                            std::string *error);
+                                            std::string *error,
+                                            const TapObserver &observer = nullptr);
 
 /// The tensors evaluate() reads, with the shapes it indexes them by, as the
 /// reference reads the contract's canonical names (compare buildManifest).

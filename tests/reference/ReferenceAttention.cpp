@@ -80,6 +80,11 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
     applyRope(k, layer.kvHeads, hd, spec.ropeTheta);
   }
   bool alibi = positional && spec.position == PositionKind::Alibi;
+  if (site.tap) {
+    site.tap(prefix + ".q", false, q);
+    site.tap(prefix + ".k", site.cross, k);
+    site.tap(prefix + ".v", site.cross, v);
+  }
 
   // Linformer replaces the keys and values by k projected rows; masks and
   // positions no longer name keys then, which evaluate() checked.
@@ -139,7 +144,12 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
       }
     }
   }
-  return linear(weights, context, prefix + ".o", spec.dModel, layer.bias);
+  Matrix out = linear(weights, context, prefix + ".o", spec.dModel, layer.bias);
+  if (site.tap) {
+    site.tap(prefix + ".attn", false, context);
+    site.tap(prefix + ".o", false, out);
+  }
+  return out;
 }
 
 } // namespace detail

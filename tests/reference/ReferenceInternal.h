@@ -11,6 +11,7 @@
 #include "tests/reference/Reference.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -87,6 +88,10 @@ struct AttentionSite {
   int64_t keyLength = 0;
   /// `{stack}.layers.{i}`, for linformer's attn_proj tensors.
   std::string layerPrefix;
+  /// Receives the named intermediates (q, k, v after rope, the heads'
+  /// concatenation as `.attn`, the projection as `.o`); `source` marks those
+  /// computed over an encoder-decoder's source (cross-attention keys, values).
+  std::function<void(const std::string &name, bool source, const Matrix &value)> tap;
 };
 
 /// Multi-head attention of `queries` over `keys` (the same matrix for

@@ -1,0 +1,289 @@
+//===- VerifyCommand.cpp - `tmc verify`: a numerical bisect ---------------===//
+//
+// Compiles the model with an executor that reports every kernel's output,
+// runs it once on the user's weights and tokens, evaluates the reference
+// (tests/reference, double precision) on the same input, and compares the
+// two wherever both name a value: the embedding, each projection, attention
+// and feed-forward step, each sublayer's residual stream, the final norm and
+// the head. The first value past the tolerance names the kernel that made it
+// and the spec line that kernel came from: where to look.
+//
+// Values are matched by name: a compiled op is named for what it computes
+// (frontend/MLIRGen.cpp), a reference tap likewise (Reference.h); when
+// several kernels share a name (a projection and its rope, a linear and the
+// activation fused or not), the last one holds the value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver.h"
+#include "compiler/KernelPlan.h"
+#include "compiler/tools/Commands.h"
+#include "runtime/trace.h"
+#include "tests/reference/Reference.h"
+#include "tests/reference/ReferenceWeights.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+extern char **environ;
+
+using namespace llvm;
+
+namespace tmc::tools {
+namespace {
+
+/// One value compared: a reference tap and the kernel call that holds it.
+struct Comparison {
+  std::string name;
+  size_t call = 0;
+  double maxAbs = 0, relative = 0; ///< relative: maxAbs / max |reference|
+  std::string shapeError;
+};
+
+/// Parses "1,2,3"; ids are range-checked by the executable and the reference.
+bool parseIds(StringRef flag, StringRef text, std::vector<int32_t> *ids) {
+  ids->clear();
+  SmallVector<StringRef> parts;
+  text.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    int32_t id;
+    if (part.trim().getAsInteger(10, id)) {
+      errs() << "tmc: error: --" << flag << ": '" << part.trim()
+             << "' is not an integer token id\n";
+      return false;
+    }
+    ids->push_back(id);
+  }
+  return true;
+}
+
+std::string joinIds(const std::vector<int32_t> &ids) {
+  std::string text;
+  for (int32_t id : ids)
+    text += (text.empty() ? "" : ",") + std::to_string(id);
+  return text;
+}
+
+/// A deterministic default input that touches many embedding rows.
+std::vector<int32_t> defaultTokens(const ModelSpec &spec) {
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < std::min<int64_t>(spec.maxSeq, 16); ++i)
+    ids.push_back(static_cast<int32_t>((7 * i + 1) % spec.vocab));
+  return ids;
+}
+
+/// Runs the traced executable; false (after saying why) if it fails.
+bool runTraced(const std::string &exe, const std::vector<std::string> &args,
+               const std::string &tracePath, const std::string &logPath) {
+  std::vector<std::string> env;
+  for (char **entry = environ; *entry; ++entry)
+    if (!StringRef(*entry).starts_with("TMR_TRACE_FILE="))
+      env.push_back(*entry);
+  env.push_back("TMR_TRACE_FILE=" + tracePath);
+  std::vector<StringRef> argv = {exe}, envRefs(env.begin(), env.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath), StringRef(logPath)};
+  std::string message;
+  int rc = sys::ExecuteAndWait(exe, argv, ArrayRef<StringRef>(envRefs), redirects, 0, 0,
+                               &message);
+  if (rc == 0)
+    return true;
+  errs() << "tmc: error: the compiled model failed (status " << rc << ")"
+         << (message.empty() ? "" : ": " + message) << "\n";
+  if (auto log = MemoryBuffer::getFile(logPath))
+    errs() << (*log)->getBuffer();
+  return false;
+}
+
+Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &record) {
+  Comparison result{tap.name, call, 0, 0, ""};
+  if (record.rows != tap.rows || record.width != tap.cols) {
+    result.shapeError = formatv("compiled [{0}, {1}] vs reference [{2}, {3}]", record.rows,
+                                record.width, tap.rows, tap.cols)
+                            .str();
+    return result;
+  }
+  double scale = 0;
+  for (size_t i = 0; i < record.values.size(); ++i) {
+    double expected = (*tap.data)[i], actual = record.values[i];
+    scale = std::max(scale, std::abs(expected));
+    double error = std::abs(actual - expected);
+    // NaN compares false with everything: count it as unbounded error.
+    result.maxAbs = std::isnan(error) ? INFINITY : std::max(result.maxAbs, error);
+  }
+  result.relative = result.maxAbs / std::max(scale, 1e-30);
+  return result;
+}
+
+} // namespace
+
+int verifyCommand(int argc, char **argv) {
+  releaseGlobalOptions({"weights", "tokens", "source-tokens", "tolerance", "target", "O"});
+  cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
+                             cl::cat(toolOptions));
+  cl::opt<std::string> weightsPath("weights", cl::Required, cl::desc("Weights (safetensors)"),
+                                   cl::value_desc("W.safetensors"), cl::cat(toolOptions));
+  cl::opt<std::string> tokensText("tokens", cl::desc("Input token ids (default: 16 spread ids)"),
+                                  cl::value_desc("1,2,3"), cl::cat(toolOptions));
+  cl::opt<std::string> sourceText("source-tokens",
+                                  cl::desc("Encoder-decoder: the source (default as --tokens)"),
+                                  cl::value_desc("1,2,3"), cl::cat(toolOptions));
+  cl::opt<double> tolerance("tolerance",
+                            cl::desc("Largest allowed max|compiled - reference| / "
+                                     "max|reference| per value (default 1e-4)"),
+                            cl::init(1e-4), cl::cat(toolOptions));
+  cl::opt<std::string> target("target", cl::desc("Code generation target (default host)"),
+                              cl::init("host"), cl::cat(toolOptions));
+  cl::opt<char> optLevel("O",
+                         cl::desc("Optimization level 0-3 as in tmc compile (-O0: every op "
+                                  "its own kernel, so every value is compared)"),
+                         cl::Prefix, cl::init('2'), cl::cat(toolOptions));
+  // The compile underneath applies MLIR's pass-manager options, so they must exist.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  parseOptions(argc, argv,
+               "tmc verify: run the compiled kernels and the reference evaluator side by side\n"
+               "and name the first kernel whose output strays past the tolerance\n");
+  if (!(tolerance > 0)) {
+    errs() << "tmc: error: --tolerance: must be > 0\n";
+    return 2;
+  }
+  if (optLevel < '0' || optLevel > '3') {
+    errs() << "tmc: error: -O" << optLevel << ": the optimization level must be 0 to 3\n";
+    return 2;
+  }
+  auto loaded = load(input);
+  if (!loaded)
+    return 1;
+  const ModelSpec &spec = *loaded->spec;
+
+  ref::Inputs inputs;
+  inputs.tokens = defaultTokens(spec);
+  if (!tokensText.empty() && !parseIds("tokens", tokensText, &inputs.tokens))
+    return 2;
+  if (spec.isEncoderDecoder()) {
+    inputs.sourceTokens = inputs.tokens;
+    if (!sourceText.empty() && !parseIds("source-tokens", sourceText, &inputs.sourceTokens))
+      return 2;
+  }
+  std::string error;
+  auto weights = ref::ReferenceWeights::open(spec, weightsPath, &error);
+  if (!weights) {
+    errs() << "tmc: error: " << error << "\n";
+    return 1;
+  }
+
+  // The reference first: it also range-checks the input for both sides.
+  std::vector<ref::Tap> taps;
+  std::vector<std::vector<double>> tapData;
+  tapData.reserve(4096);
+  auto observe = [&](const ref::Tap &tap) {
+    tapData.push_back(*tap.data);
+    taps.push_back(tap);
+  };
+  if (!ref::evaluate(spec, weights->lookup(), inputs, &error, observe)) {
+    errs() << "tmc: error: " << error << "\n";
+    return 1;
+  }
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i].data = &tapData[i];
+
+  SmallString<128> workDir;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("tmc-verify", workDir)) {
+    errs() << "tmc: error: cannot create a temporary directory: " << ec.message() << "\n";
+    return 1;
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { sys::fs::remove_directories(dir); }
+  } cleanup{std::string(workDir)};
+  std::string dir(workDir);
+
+  CompileOptions options;
+  options.input = input;
+  options.output = dir + "/model";
+  options.target = target;
+  options.trace = true;
+  options.optLevel = static_cast<unsigned>(optLevel - '0');
+  KernelPlan plan;
+  if (int rc = runCompile(options, &plan))
+    return rc;
+  std::vector<std::string> args = {"--weights", weightsPath, "--tokens", joinIds(inputs.tokens)};
+  if (spec.isEncoderDecoder())
+    args.insert(args.end(), {"--source-tokens", joinIds(inputs.sourceTokens)});
+  if (!runTraced(options.output, args, dir + "/trace.bin", dir + "/log.txt"))
+    return 1;
+  std::vector<tmr::TraceRecord> records;
+  if (!tmr::readTrace(dir + "/trace.bin", &records, &error)) {
+    errs() << "tmc: error: " << error << "\n";
+    return 1;
+  }
+
+  // Match each tap with the last traced call of the same name and phase.
+  std::vector<Comparison> results;
+  for (const ref::Tap &tap : taps) {
+    const tmr::TraceRecord *match = nullptr;
+    for (const tmr::TraceRecord &record : records) {
+      if (record.call < 0 || static_cast<size_t>(record.call) >= plan.calls.size())
+        continue;
+      const KernelCall &call = plan.calls[record.call];
+      bool encodePhase = call.phase == KernelCall::Phase::Encode;
+      bool sameName = call.origin == tap.name ||
+                      (tap.name == "embed" && StringRef(call.origin).starts_with("embed"));
+      if (sameName && encodePhase == tap.source)
+        match = &record;
+    }
+    if (match)
+      results.push_back(compare(tap, static_cast<size_t>(match->call), *match));
+  }
+  std::stable_sort(results.begin(), results.end(),
+                   [](const Comparison &a, const Comparison &b) { return a.call < b.call; });
+
+  outs() << "tmc verify: " << input << " on " << inputs.tokens.size() << " tokens; "
+         << results.size() << " values compared with the reference (of " << records.size()
+         << " kernel calls)\n"
+         << "error = max |compiled - reference| / max |reference|, tolerance "
+         << format("%.1e", tolerance.getValue()) << "\n\n";
+  outs() << left_justify("value", 40) << left_justify("kernel", 44) << right_justify("max abs", 10)
+         << right_justify("error", 10) << "\n";
+  const Comparison *first = nullptr;
+  for (const Comparison &result : results) {
+    const KernelCall &call = plan.calls[result.call];
+    bool bad = !result.shapeError.empty() || !(result.relative <= tolerance);
+    if (bad && !first)
+      first = &result;
+    std::string kernel = formatv("k{0} {1}", call.kernel, plan.kernels[call.kernel].name());
+    outs() << left_justify(result.name, 40) << left_justify(kernel, 44);
+    if (!result.shapeError.empty())
+      outs() << "  shape mismatch: " << result.shapeError;
+    else
+      outs() << format("%10.2e%10.2e", result.maxAbs, result.relative);
+    outs() << (bad ? "  <-- exceeds" : "") << "\n";
+  }
+  if (!first) {
+    outs() << "\nall " << results.size() << " values within tolerance\n";
+    return 0;
+  }
+  const KernelCall &call = plan.calls[first->call];
+  outs() << "\nfirst divergence: " << first->name << ", computed by kernel k" << call.kernel
+         << " (" << plan.kernels[call.kernel].name() << ", " << call.opName << ") from "
+         << call.location << "\n";
+  return 1;
+}
+
+} // namespace tmc::tools
