@@ -191,20 +191,24 @@ int runMain(int argc, char **argv) {
       return reportError(error);
   }
 
-  tmr::Session session(*desc, pointers, prepared, static_cast<int32_t>(threads));
-  session.setSource(source);
-  session.setLength(length);
+  auto session =
+      std::make_unique<tmr::Session>(*desc, pointers, prepared, static_cast<int32_t>(threads));
+  session->setSource(source);
+  session->setLength(length);
   // The prompt, once; then one decoding step per new token, reading the caches.
   std::vector<float> output;
-  if (!session.run(tokens, segments, &output, &error))
+  if (!session->run(tokens, segments, &output, &error))
     return reportError(error);
   int64_t rows = desc->output_rows ? desc->output_rows : numTokens;
   std::vector<int32_t> generated;
   if (generation.maxNew > 0) {
     std::vector<float> last(output.end() - desc->output_width, output.end());
-    if (!tmr::generate(session, last, generation, &generated, &error))
+    if (!tmr::generate(*session, last, generation, &generated, &error))
       return reportError(error);
   }
+  // Done with its caches: --bench runs fresh sessions, and its peak RSS should
+  // count one session's memory, as a user's process holds.
+  session.reset();
   const int64_t maxNew = generation.maxNew;
 
   if (!options.output.empty()) {

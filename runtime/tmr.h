@@ -135,7 +135,8 @@ typedef struct tmr_model_info {
   int64_t output_rows;         /* 0: one output row per input token; else that many (classifier: 1) */
   int64_t segments;            /* segment ids accepted, in [0, segments); 0: none */
   int32_t num_tensors;         /* weight tensors in the file */
-  int64_t weight_bytes;        /* f32 weights as the kernels read them (packed ones included) */
+  int64_t weight_bytes;        /* f32 weights the kernels read (packed ones included); a tied
+                                  head's table is mapped: only rows in use are resident */
   int64_t cache_bytes;         /* key/value caches of one session */
   int64_t arena_bytes;         /* activation arena of one session (at most; rows used are resident) */
 } tmr_model_info;

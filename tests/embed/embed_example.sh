@@ -37,6 +37,12 @@ check() {
     exit 1
   fi
   echo "ok: $1: $(head -1 "$dir/embed.out")"
+  # Decoders: cached steps against full recomputation, reset reproducibility.
+  if [ "$max_new" -gt 0 ]; then
+    "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "$src/tests/embed/decode_check.c" -I"$dir" \
+      "$dir/libmodel.a" -lstdc++ -lm -lpthread -ldl -o "$dir/decode_check"
+    "$dir/decode_check" "$dir/w.safetensors" ${source//,/ }
+  fi
 }
 
 check tests/e2e/specs/decoder-gpt.tm 3,14,15,9,2 10
