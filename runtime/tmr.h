@@ -187,7 +187,7 @@ tmr_status tmr_set_source(tmr_session *session, const int32_t *source, int64_t n
  * keys and values to the caches. Writes `rows` of the output into `output`
  * [output_floats >= rows * width]: for an LM head, row i holds the logits of
  * the token after tokens[i]. `output` may be NULL with output_floats 0 to
- * discard it. */
+ * discard it. A decoder's tokens have segment id 0. */
 tmr_status tmr_prefill(tmr_session *session, const int32_t *tokens, int64_t num_tokens,
                        tmr_rows rows, float *output, size_t output_floats);
 

@@ -215,6 +215,15 @@ TEST_F(CApi, WrongDtypeIsNamed) {
   EXPECT_THAT(lastError(), HasSubstr("F16"));
 }
 
+TEST_F(CApi, WrongOffsetsAreNamed) {
+  // out.bias's data_offsets span 8 bytes where F32 [3] needs 12.
+  std::string header = R"({"embed.tokens":{"dtype":"F32","shape":[10,3],"data_offsets":[0,120]},)"
+                       R"("out.bias":{"dtype":"F32","shape":[3],"data_offsets":[120,128]}})";
+  writeBytes(dir_.file("offsets"), safetensorsBytes(header, std::string(128, '\0')));
+  EXPECT_EQ(open(encoder_, dir_.file("offsets")), TMR_ERROR_BAD_WEIGHTS);
+  EXPECT_THAT(lastError(), HasSubstr("tensor 'out.bias' has 8 bytes"));
+}
+
 TEST_F(CApi, OtherAbiIsRefused) {
   tmr_model_desc old = encoder_;
   old.abi_version = TMR_ABI_VERSION - 1;
