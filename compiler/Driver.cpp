@@ -39,8 +39,8 @@ namespace tmc {
 
 namespace {
 
-constexpr std::array<const char *, 9> kStageNames = {
-    "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe"};
+constexpr std::array<const char *, 10> kStageNames = {
+    "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib"};
 
 bool isIRInput(llvm::StringRef path) { return path.ends_with(".mlir"); }
 
@@ -105,6 +105,9 @@ private:
     return false;
   }
   bool makeWorkDir();
+  /// `--emit=lib`: libNAME.a and NAME.h.
+  bool writeLibrary(const std::vector<std::string> &objects, const KernelPlan &plan,
+                    const ModelSpec &spec, const ExecutorOptions &executorOptions);
   bool wants(Stage stage) const { return options.emit == stage || dumping(); }
   bool dumping() const { return !options.dumpStagesTo.empty(); }
 
@@ -149,20 +152,54 @@ bool CompileJob::makeWorkDir() {
   return true;
 }
 
+bool CompileJob::writeLibrary(const std::vector<std::string> &objects, const KernelPlan &plan,
+                              const ModelSpec &spec, const ExecutorOptions &executorOptions) {
+  // -o DIR names the library after the model; -o DIR/NAME (or DIR/libNAME.a) chooses.
+  std::string dir = options.output, name = spec.name;
+  if (!llvm::sys::fs::is_directory(options.output)) {
+    dir = llvm::sys::path::parent_path(options.output).str();
+    name = llvm::sys::path::filename(options.output).str();
+    llvm::StringRef stem(name);
+    if (stem.consume_back(".a"))
+      stem.consume_front("lib");
+    name = stem.str();
+    if (name.empty())
+      return fail("-o " + options.output + ": no library name");
+  }
+  llvm::SmallString<256> archive(dir), header(dir);
+  llvm::sys::path::append(archive, "lib" + name + ".a");
+  llvm::sys::path::append(header, name + ".h");
+  std::string runtimeHeader, error;
+  if (!readRuntimeHeader(&runtimeHeader, &error))
+    return fail(error);
+  std::string headerText =
+      generateLibraryHeader(plan, spec, name, runtimeHeader, executorOptions);
+  // The archive first: a header without its library is the worse half.
+  if (!archiveLibrary(objects, std::string(archive), workDir, &error) ||
+      !writeFileAtomically(std::string(header), headerText, &error)) {
+    llvm::sys::fs::remove(archive);
+    return fail(error);
+  }
+  return true;
+}
+
 int CompileJob::run() {
   if (dumping())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpStagesTo))
       return fail("--dump-stages-to: cannot create '" + options.dumpStagesTo +
                   "': " + ec.message()), 1;
   if (options.emit >= Stage::Obj && options.output.empty())
-    return fail("-o OUT is required to write an executable or object"), 1;
+    return fail(options.emit == Stage::Lib
+                    ? "-o DIR (or DIR/NAME) is required to write a library"
+                    : "-o OUT is required to write an executable or object"), 1;
   // Say so before minutes of compiling, not after, if the output cannot land.
   if (!options.output.empty() && options.output != "-") {
     llvm::StringRef parent = llvm::sys::path::parent_path(options.output);
-    if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+    bool libraryDir = options.emit == Stage::Lib && llvm::sys::fs::is_directory(options.output);
+    if (!libraryDir && !parent.empty() && !llvm::sys::fs::is_directory(parent))
       return fail("-o " + options.output + ": the directory '" + parent.str() +
                   "' does not exist"), 1;
-    if (llvm::sys::fs::is_directory(options.output))
+    if (!libraryDir && llvm::sys::fs::is_directory(options.output))
       return fail("-o " + options.output + ": is a directory"), 1;
   }
 
@@ -292,6 +329,8 @@ int CompileJob::run() {
     return fail(error), 1;
   std::vector<std::string> objects = kernels.objects;
   objects.insert(objects.begin(), object);
+  if (options.emit == Stage::Lib)
+    return writeLibrary(objects, *plan, spec, executorOptions) ? 0 : 1;
   bool linked = options.emit == Stage::Obj ? linkRelocatable(objects, options.output, &error)
                                            : linkExecutable(objects, options.output, &error);
   if (!linked)
@@ -308,7 +347,7 @@ std::optional<Stage> parseStage(const std::string &name) {
   return std::nullopt;
 }
 
-const char *stageNames() { return "ast, tm, tm-opt, kernels, halide, stmt, asm, obj, exe"; }
+const char *stageNames() { return "ast, tm, tm-opt, kernels, halide, stmt, asm, obj, exe, lib"; }
 
 int runCompile(const CompileOptions &options, KernelPlan *plan) {
   return CompileJob(options, plan).run();

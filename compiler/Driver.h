@@ -6,17 +6,19 @@
 
 namespace tmc {
 
-/// The stages in pipeline order; `--emit=STAGE` stops after one.
-enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe };
+/// The stages in pipeline order; `--emit=STAGE` stops after one. Lib is the
+/// alternative to Exe: libNAME.a + NAME.h for embedding (runtime/tmr.h).
+enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe, Lib };
 
-/// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe".
+/// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib".
 std::optional<Stage> parseStage(const std::string &name);
 const char *stageNames();
 
 struct CompileOptions {
   std::string input;             ///< MODEL.tm, or a module saved by an IR stage (.mlir)
   std::string spec;              ///< --spec: the spec of a .mlir input (default: its tm.spec)
-  std::string output;           ///< `-o`; text stages print to stdout when empty or "-"
+  std::string output;           ///< `-o`; text stages print to stdout when empty or "-";
+                                ///< lib: a directory, or DIR/NAME for DIR/libNAME.a + DIR/NAME.h
   std::string target = "host";
   std::string dumpStagesTo;     ///< directory for every stage's text
   Stage emit = Stage::Exe;

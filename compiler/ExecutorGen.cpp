@@ -7,7 +7,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
 
 namespace tmc {
 
@@ -172,6 +175,20 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   std::string text;
   llvm::raw_string_ostream os(text);
   std::vector<PackedWeight> packs = planPacking(plan, options.target);
+  // Weights some kernel reads as they are, not (only) through a packed copy.
+  std::set<int64_t> readRaw;
+  for (const KernelCall &call : plan.calls) {
+    if (call.kind != KernelCall::Kind::Kernel)
+      continue;
+    bool linear = plan.kernels[call.kernel].kind == KernelKind::Linear;
+    for (size_t a = 0; a < call.args.size(); ++a)
+      if (call.args[a].slot.kind == Slot::Kind::Weight && !(linear && a == 1))
+        readRaw.insert(call.args[a].slot.index);
+  }
+  int64_t layers = (spec.encoder.present ? spec.encoder.layers : 0) +
+                   (spec.decoder.present ? spec.decoder.layers : 0);
+  int64_t arenaFloats = std::max(plan.arenaWidth, plan.encodeArenaWidth) * spec.maxSeq;
+  int64_t preparedFloats = packs.empty() ? 0 : packs.back().offset + packs.back().floats();
   auto packOf = [&](const KernelCall &call) -> const PackedWeight * {
     for (const PackedWeight &pack : packs)
       if (pack.kernel == call.kernel && pack.weight == call.args[1].slot.index)
@@ -264,13 +281,16 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    const int32_t L = " << length << ";\n"
        << "    // Kernels may load whole aligned vectors: the arena and copies of the\n"
        << "    // token and segment ids start on TMR_BUFFER_ALIGNMENT boundaries.\n"
+       << "    // The caller's arena (a session's, sized for max_seq) or one of our own.\n"
        << "    Aligned<float> storage;\n"
        << "    Aligned<int32_t> ids;\n"
-       << "    if (!storage.allocate(static_cast<size_t>(" << arenaWidth << ") * T) ||\n"
+       << "    float *arena = args->arena;\n"
+       << "    if ((!arena && !storage.allocate(static_cast<size_t>(" << arenaWidth << ") * T)) ||\n"
        << "        !ids.allocate(2 * static_cast<size_t>(T))) {\n"
        << "      std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
        << "      return 1;\n    }\n"
-       << "    float *arena = storage.data;\n"
+       << "    if (!arena)\n"
+       << "      arena = storage.data;\n"
        << "    int32_t *tokens = ids.data, *segments = ids.data + T;\n"
        << "    std::memcpy(tokens, " << tokens << ", sizeof(int32_t) * T);\n"
        << "    // Segment ids default to 0 (docs/spec-language.md).\n"
@@ -315,6 +335,10 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << "      std::snprintf(err, errLen, \"weight '%s' is not aligned to %d bytes\", "
         "kTensors[w].name, TMR_BUFFER_ALIGNMENT);\n"
      << "      return 1;\n    }\n";
+  os << "  if (args->arena && !aligned(args->arena)) {\n"
+     << "    std::snprintf(err, errLen, \"the arena is not aligned to %d bytes\", "
+        "TMR_BUFFER_ALIGNMENT);\n"
+     << "    return 1;\n  }\n";
   if (plan.cacheFloats > 0)
     os << "  if (!aligned(args->cache)) {\n"
        << "    std::snprintf(err, errLen, \"the cache is not aligned to %d bytes\", "
@@ -364,8 +388,8 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   if (!packs.empty()) {
     int64_t total = packs.back().offset + packs.back().floats();
     os << "// Packs every linear weight once into the GEMMs' panel layout.\n"
-       << "int prepare(const void *const *weights, int32_t threads, void **prepared, char *err,\n"
-       << "            size_t errLen) {\n"
+       << "int prepare(const void *const *weights, int32_t threads, tmr_weight_done_fn done,\n"
+       << "            void *doneContext, void **prepared, char *err, size_t errLen) {\n"
        << "  halideMessage[0] = 0;\n"
        << "  halide_set_error_handler(captureHalideError);\n"
        << "  halide_set_num_threads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
@@ -374,7 +398,16 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    delete block;\n"
        << "    std::snprintf(err, errLen, \"out of memory for the packed weights\");\n"
        << "    return 1;\n  }\n";
-    for (const PackedWeight &pack : packs) {
+    // Weights that runs also read raw (a tied head's embedding table) are
+    // packed first: while both copies of such a table are resident, nothing
+    // else is yet, so loading never peaks above the weights' own size.
+    std::vector<const PackedWeight *> order;
+    for (bool raw : {true, false})
+      for (const PackedWeight &pack : packs)
+        if (readRaw.count(pack.weight) == static_cast<size_t>(raw))
+          order.push_back(&pack);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const PackedWeight &pack = *order[i];
       const KernelDesc &kernel = plan.kernels[pack.kernel];
       os << "  {\n    View w(weights[" << pack.weight << "], halide_type_float, {"
          << kernel.inWidth << ", " << kernel.width << "});\n"
@@ -384,7 +417,16 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
          << "    if (int rc = tmk_pack_" << kernel.name() << "(w.get(), p.get())) {\n"
          << "      delete block;\n"
          << "      return kernelFailed(err, errLen, " << quote("pack of " + manifest[pack.weight].name)
-         << ", rc);\n    }\n  }\n";
+         << ", rc);\n    }\n";
+      // The raw weight may go once its last pack is made; one that another
+      // kernel reads (a table lookup) only as far as it can be read back.
+      bool lastPack = true;
+      for (size_t later = i + 1; later < order.size(); ++later)
+        lastPack = lastPack && order[later]->weight != pack.weight;
+      if (lastPack)
+        os << "    if (done)\n      done(doneContext, " << pack.weight << ", "
+           << (readRaw.count(pack.weight) ? 1 : 0) << ");\n";
+      os << "  }\n";
     }
     os << "  *prepared = block;\n  return 0;\n}\n\n"
        << "void release(void *prepared) { delete static_cast<Aligned<float> *>(prepared); }\n\n";
@@ -395,8 +437,53 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ", "
      << (plan.hasEncode ? 1 : 0) << ",\n"
      << "  " << manifest.size() << ", kTensors, run, "
-     << (packs.empty() ? "nullptr, nullptr" : "prepare, release") << ",\n};\n\n} // namespace\n\n"
-     << "extern \"C\" const tmr_model_desc *tmr_model(void) { return &kModel; }\n";
+     << (packs.empty() ? "nullptr, nullptr" : "prepare, release") << ",\n  " << spec.dModel
+     << ", " << layers << ", " << arenaFloats << ", " << preparedFloats
+     << ",\n};\n\n} // namespace\n\n"
+     << "extern \"C\" const tmr_model_desc *tmr_compiled_model(void) { return &kModel; }\n";
+  return text;
+}
+
+std::string generateLibraryHeader(const KernelPlan &plan, const ModelSpec &spec,
+                                  const std::string &libraryName,
+                                  const std::string &runtimeHeader,
+                                  const ExecutorOptions &options) {
+  std::string prefix;
+  for (char c : libraryName)
+    prefix += std::isalnum(static_cast<unsigned char>(c))
+                  ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                  : '_';
+  if (prefix.empty() || std::isdigit(static_cast<unsigned char>(prefix[0])))
+    prefix = "M_" + prefix;
+  const char *kind = plan.hasEncode           ? "TMR_MODEL_ENCODER_DECODER"
+                     : plan.cacheFloats > 0   ? "TMR_MODEL_DECODER"
+                                              : "TMR_MODEL_ENCODER";
+  const char *output = spec.output == OutputKind::LMHead       ? "TMR_OUTPUT_LOGITS"
+                       : spec.output == OutputKind::Classifier ? "TMR_OUTPUT_CLASSES"
+                                                               : "TMR_OUTPUT_HIDDEN";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "/* " << libraryName << ".h - generated by tmc from " << options.sourceName
+     << ": the C API of model '" << spec.name << "'.\n"
+     << " *\n"
+     << " * Link:  cc main.c -I. lib" << libraryName << ".a -lstdc++ -lm -lpthread -ldl\n"
+     << " * Open its weights with tmr_model_open(); `tmc manifest` lists the tensors.\n"
+     << " * Do not edit; change the spec and recompile. */\n"
+     << "#ifndef " << prefix << "_H\n#define " << prefix << "_H\n\n"
+     << runtimeHeader << "\n"
+     << "/* The compiled model's sizes, as tmr_model_get_info() reports them. */\n"
+     << "#define " << prefix << "_NAME " << quote(spec.name) << "\n"
+     << "#define " << prefix << "_KIND " << kind << "\n"
+     << "#define " << prefix << "_OUTPUT_KIND " << output << "\n"
+     << "#define " << prefix << "_VOCAB " << spec.vocab << "\n"
+     << "#define " << prefix << "_MAX_SEQ " << spec.maxSeq << "\n"
+     << "#define " << prefix << "_D_MODEL " << spec.dModel << "\n"
+     << "#define " << prefix << "_OUTPUT_WIDTH " << plan.outputWidth
+     << " /* floats per output row */\n"
+     << "#define " << prefix << "_OUTPUT_ROWS " << plan.outputRows
+     << " /* 0: one row per input token */\n"
+     << "#define " << prefix << "_SEGMENTS " << spec.segments << "\n\n"
+     << "#endif /* " << prefix << "_H */\n";
   return text;
 }
 

@@ -29,4 +29,12 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
                              const std::vector<TensorSpec> &manifest,
                              const ExecutorOptions &options);
 
+/// NAME.h of `--emit=lib`: the runtime's C API (`runtimeHeader`, tmr.h's
+/// text, inlined so that one header suffices) and the model's sizes as
+/// NAME_VOCAB, NAME_MAX_SEQ, ... macros (NAME upper-cased into an identifier).
+std::string generateLibraryHeader(const KernelPlan &plan, const ModelSpec &spec,
+                                  const std::string &libraryName,
+                                  const std::string &runtimeHeader,
+                                  const ExecutorOptions &options);
+
 } // namespace tmc

@@ -36,18 +36,29 @@ std::string cxxCompiler() {
   return "c++";
 }
 
-/// Runs `argv` and returns false with its diagnostics in *error on failure.
-bool run(std::vector<std::string> argv, std::string *error) {
+std::string archiver() {
+  if (const char *ar = std::getenv("AR"); ar && *ar)
+    return ar;
+  return "ar";
+}
+
+/// Runs `argv` (reading `input` as stdin when given) and returns false with
+/// its diagnostics in *error on failure.
+bool run(std::vector<std::string> argv, std::string *error, const std::string &input = "") {
   auto program = llvm::sys::findProgramByName(argv[0]);
   if (!program) {
-    *error = "cannot find the C++ compiler '" + argv[0] + "' on PATH (set CXX to choose one)";
+    *error = argv[0] == archiver()
+                 ? "cannot find the archiver '" + argv[0] + "' on PATH (set AR to choose one)"
+                 : "cannot find the C++ compiler '" + argv[0] +
+                       "' on PATH (set CXX to choose one)";
     return false;
   }
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("tmc-tool", "log", log);
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
+  std::optional<llvm::StringRef> redirects[] = {
+      input.empty() ? std::nullopt : std::optional<llvm::StringRef>(input), llvm::StringRef(log),
+      llvm::StringRef(log)};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0, &message);
   std::string output;
@@ -114,6 +125,50 @@ bool linkRelocatable(const std::vector<std::string> &objects, const std::string 
     return false;
   }
   return renameInto(temp, output, error);
+}
+
+bool archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
+                    const std::string &workDir, std::string *error) {
+  // An ar MRI script merges the runtime archive's members in by name
+  // (ADDLIB), which plain `ar rcs` cannot; MRI cannot quote, so refuse paths
+  // it would split.
+  std::string archive = workDir + "/library.a", script = workDir + "/library.mri";
+  std::string text = "CREATE " + archive + "\n";
+  std::vector<std::string> inputs = objects;
+  for (const std::string &path : objects)
+    text += "ADDMOD " + path + "\n";
+  std::string runtime = runtimeLibDir() + "/libtmr_runtime.a";
+  text += "ADDLIB " + runtime + "\nSAVE\nEND\n";
+  inputs.push_back(runtime);
+  inputs.push_back(workDir);
+  for (const std::string &path : inputs)
+    if (path.find_first_of(" \t\n,;*+()") != std::string::npos) {
+      *error = "cannot archive '" + path + "': ar scripts do not allow spaces or ,;*+() in paths";
+      return false;
+    }
+  if (!writeFileAtomically(script, text, error) || !run({archiver(), "-M"}, error, script))
+    return false;
+  // ar's own output may not be on the target's file system: copy it through
+  // a sibling temporary file instead of renaming it.
+  auto buffer = llvm::MemoryBuffer::getFile(archive, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    *error = "cannot read the archive ar wrote: " + buffer.getError().message();
+    return false;
+  }
+  return writeFileAtomically(output, (*buffer)->getBuffer().str(), error);
+}
+
+bool readRuntimeHeader(std::string *text, std::string *error) {
+  std::string path = runtimeIncludeDir() + "/runtime/tmr.h";
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    *error = "cannot read the runtime header '" + path + "': " + buffer.getError().message() +
+             " (set TMC_RUNTIME_DIR to the runtime's installation)";
+    return false;
+  }
+  *text = (*buffer)->getBuffer().str();
+  return true;
 }
 
 bool writeFileAtomically(const std::string &path, const std::string &contents,

@@ -25,6 +25,15 @@ bool linkExecutable(const std::vector<std::string> &objects, const std::string &
 bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
                      std::string *error);
 
+/// Archives objects together with every object of the runtime (tmr_runtime,
+/// not tmr_main: the embedding program has its own main) into one static
+/// library at `output` (`--emit=lib`), atomically. `workDir` holds scratch.
+bool archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
+                    const std::string &workDir, std::string *error);
+
+/// The text of the runtime's C API header (runtime/tmr.h), for `--emit=lib`.
+bool readRuntimeHeader(std::string *text, std::string *error);
+
 /// Writes `contents` to `path` through a temporary file and a rename.
 bool writeFileAtomically(const std::string &path, const std::string &contents,
                          std::string *error);

@@ -33,6 +33,26 @@ template <typename T> struct AlignedAllocator {
 
 template <typename T> using AlignedVector = std::vector<T, AlignedAllocator<T>>;
 
+/// A fixed-size aligned array whose elements are not initialized: a large one
+/// costs no memory until its pages are written.
+template <typename T> class AlignedArray {
+public:
+  explicit AlignedArray(size_t count)
+      : data_(count ? AlignedAllocator<T>().allocate(count) : nullptr), count_(count) {}
+  ~AlignedArray() {
+    if (data_)
+      AlignedAllocator<T>().deallocate(data_, count_);
+  }
+  AlignedArray(const AlignedArray &) = delete;
+  AlignedArray &operator=(const AlignedArray &) = delete;
+  T *data() const { return data_; }
+  size_t size() const { return count_; }
+
+private:
+  T *data_;
+  size_t count_;
+};
+
 inline bool isAligned(const void *pointer) {
   return reinterpret_cast<uintptr_t>(pointer) % TMR_BUFFER_ALIGNMENT == 0;
 }

@@ -1,8 +1,9 @@
 //===- main.cpp - main() of every compiled model executable ---------------===//
 //
-// The generated executor only defines tmr_model(); everything a user touches
-// (flags, weight loading and checking, token validation, output) lives here so
-// that every compiled model behaves the same way:
+// The generated executor only defines tmr_compiled_model(); everything a user
+// touches (flags, token validation, output) lives here so that every compiled
+// model behaves the same way. Weights are opened, checked and prepared through
+// the embedding API (tmr.h), exactly as a program linking libNAME.a does:
 //
 //   MODEL --weights W.safetensors --tokens 1,2,3 [--output FILE.npy] [--threads N]
 //         [--max-new N [--stop ID] [--json]]
@@ -17,13 +18,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/bench.h"
 #include "runtime/generate.h"
-#include "runtime/half.h"
 #include "runtime/npy.h"
 #include "runtime/options.h"
-#include "runtime/safetensors.h"
 #include "runtime/session.h"
-#include "runtime/tokenizer.h"
+#include "runtime/tmr.h"
 #include "runtime/tmr_abi.h"
+#include "runtime/tmr_capi_internal.h"
+#include "runtime/tokenizer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -71,9 +72,19 @@ std::string joinIds(const std::vector<int32_t> &ids, const char *separator, cons
   return text + close;
 }
 
+/// The memory the model plans for (--json --bench): peak RSS should stay near their sum.
+std::string memoryJson(const tmr_model *model) {
+  tmr_model_info info{};
+  if (tmr_model_get_info(model, &info) != TMR_OK)
+    return "";
+  return ", \"weight_bytes\": " + std::to_string(info.weight_bytes) +
+         ", \"cache_bytes\": " + std::to_string(info.cache_bytes) +
+         ", \"arena_bytes\": " + std::to_string(info.arena_bytes);
+}
+
 int runMain(int argc, char **argv) {
   std::string error;
-  const tmr_model_desc *desc = tmr_model();
+  const tmr_model_desc *desc = tmr_compiled_model();
   if (!checkDesc(desc, &error))
     return reportError(error);
   std::string program = programName(argc > 0 ? argv[0] : nullptr);
@@ -130,25 +141,15 @@ int runMain(int argc, char **argv) {
                          std::to_string(kMaxThreads) + "]");
   }
 
-  std::unique_ptr<tmr::SafetensorsFile> weights =
-      tmr::SafetensorsFile::open(options.weights, &error);
-  if (!weights)
-    return reportError(error);
-  if (!tmr::checkTensors(*weights, options.weights, desc->tensors, desc->num_tensors, &error))
-    return reportError(error);
-  // Kernels compute in f32: f16 and bf16 weights are widened once, here.
-  std::vector<const void *> pointers;
-  std::vector<tmr::AlignedVector<float>> widened;
-  for (int32_t i = 0; i < desc->num_tensors; ++i) {
-    const tmr::TensorView *tensor = weights->find(desc->tensors[i].name);
-    if (tensor->dtype == TMR_F32) {
-      pointers.push_back(tensor->data);
-      continue;
-    }
-    widened.push_back(tmr::widenToF32(tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype),
-                                      tensor->dtype));
-    pointers.push_back(widened.back().data());
-  }
+  // Opened, checked against the manifest, widened to f32 and packed.
+  tmr_model_params params = tmr_model_default_params();
+  params.threads = static_cast<int32_t>(threads);
+  tmr_model *handle = nullptr;
+  if (tmr_model_open_compiled(desc, options.weights.c_str(), &params, &handle) != TMR_OK)
+    return reportError(tmr_last_error());
+  std::unique_ptr<tmr_model, void (*)(tmr_model *)> model(handle, tmr_model_close);
+  const std::vector<const void *> &pointers = tmr::modelOf(handle).weights();
+  const void *prepared = tmr::modelOf(handle).prepared();
 
   tmr::GenerationOptions generation;
   if (!parseGeneration(options, *desc, &generation, &error))
@@ -190,32 +191,24 @@ int runMain(int argc, char **argv) {
       return reportError(error);
   }
 
-  // The model lays its weights out for its kernels once (packing), here.
-  std::unique_ptr<void, tmr_release_fn> prepared(nullptr, desc->release);
-  if (desc->prepare) {
-    void *handle = nullptr;
-    char message[1024] = {0};
-    if (desc->prepare(pointers.data(), static_cast<int32_t>(threads), &handle, message,
-                      sizeof message) != 0) {
-      message[sizeof message - 1] = '\0';
-      return reportError(message[0] ? message : "preparing the weights failed");
-    }
-    prepared.reset(handle);
-  }
-  tmr::Session session(*desc, pointers, prepared.get(), static_cast<int32_t>(threads));
-  session.setSource(source);
-  session.setLength(length);
+  auto session =
+      std::make_unique<tmr::Session>(*desc, pointers, prepared, static_cast<int32_t>(threads));
+  session->setSource(source);
+  session->setLength(length);
   // The prompt, once; then one decoding step per new token, reading the caches.
   std::vector<float> output;
-  if (!session.run(tokens, segments, &output, &error))
+  if (!session->run(tokens, segments, &output, &error))
     return reportError(error);
   int64_t rows = desc->output_rows ? desc->output_rows : numTokens;
   std::vector<int32_t> generated;
   if (generation.maxNew > 0) {
     std::vector<float> last(output.end() - desc->output_width, output.end());
-    if (!tmr::generate(session, last, generation, &generated, &error))
+    if (!tmr::generate(*session, last, generation, &generated, &error))
       return reportError(error);
   }
+  // Done with its caches: --bench runs fresh sessions, and its peak RSS should
+  // count one session's memory, as a user's process holds.
+  session.reset();
   const int64_t maxNew = generation.maxNew;
 
   if (!options.output.empty()) {
@@ -235,7 +228,7 @@ int runMain(int argc, char **argv) {
         !parseBounded("--bench-runs", options.benchRuns, 1, 1000, &runs, &error))
       return reportError(error);
     inputs.runs = static_cast<int>(runs);
-    if (!tmr::benchmark(*desc, pointers, prepared.get(), static_cast<int32_t>(threads), inputs,
+    if (!tmr::benchmark(*desc, pointers, prepared, static_cast<int32_t>(threads), inputs,
                         &bench, &error))
       return reportError(error);
   }
@@ -246,7 +239,8 @@ int runMain(int argc, char **argv) {
       timing = ", \"prefill_ms\": " + std::to_string(bench.prefillMs) +
                ", \"decode_ms\": " + std::to_string(bench.decodeMs) +
                ", \"tokens_per_second\": " + std::to_string(tokensPerSecond) +
-               ", \"peak_rss_bytes\": " + std::to_string(bench.peakRssBytes);
+               ", \"peak_rss_bytes\": " + std::to_string(bench.peakRssBytes) +
+               memoryJson(handle);
     std::printf("{\"model\": \"%s\", \"prompt\": %s, \"generated\": %s%s}\n", desc->name,
                 joinIds(tokens, ", ", "[", "]").c_str(),
                 joinIds(generated, ", ", "[", "]").c_str(), timing.c_str());

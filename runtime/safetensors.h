@@ -56,6 +56,13 @@ public:
   /// All tensors, in the order of the file's header.
   const std::vector<TensorView> &tensors() const { return tensors_; }
   const std::string &path() const { return path_; }
+  /// Whether `data` lies in the file's mapping (not in an aligned copy), so
+  /// that its pages may be dropped (madvise) and read back from the file.
+  bool isMapped(const void *data) const {
+    auto *p = static_cast<const unsigned char *>(data);
+    auto *base = static_cast<const unsigned char *>(map_);
+    return map_ && p >= base && p < base + mapSize_;
+  }
 
 private:
   SafetensorsFile() = default;

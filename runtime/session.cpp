@@ -9,7 +9,8 @@ namespace tmr {
 Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
                  const void *prepared, int32_t threads)
     : desc(desc), weightPointers(&weights), preparedWeights(prepared), threadCount(threads),
-      cache(static_cast<size_t>(desc.cache_floats)) {}
+      cache(static_cast<size_t>(desc.cache_floats)),
+      arena(static_cast<size_t>(desc.arena_floats)) {}
 
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
                   std::vector<float> *output, std::string *error) {
@@ -32,6 +33,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.cache = cache.data();
   args.output = output->data();
   args.num_threads = threadCount;
+  args.arena = arena.data();
   char message[1024] = {0};
   int status = desc.run(&args, message, sizeof message);
   if (status != 0) {

@@ -34,6 +34,13 @@ public:
   /// The valid length of the first stack's input (0: all of it).
   void setLength(int64_t valid) { length = valid; }
 
+  /// Starts a new sequence: no cached tokens, no source, no padding.
+  void reset() {
+    cachedTokens = 0;
+    source.clear();
+    length = 0;
+  }
+
   /// Takes over `other`'s caches and position (same model).
   void copyStateFrom(const Session &other);
 
@@ -49,6 +56,10 @@ private:
   const void *preparedWeights;
   int32_t threadCount;
   AlignedVector<float> cache;
+  /// The activation arena of every run, sized by the model's memory plan for
+  /// max_seq tokens; left uninitialized so that only the rows runs use are
+  /// ever resident.
+  AlignedArray<float> arena;
   std::vector<int32_t> source;
   int64_t length = 0;
   int64_t cachedTokens = 0;

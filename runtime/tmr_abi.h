@@ -1,7 +1,7 @@
 /*===- tmr_abi.h - The contract between generated executors and the runtime -===*
  *
  * A schema, versioned: the compiler's generated executor defines one
- * `tmr_model_desc` and the runtime's main() drives it. Change a field only
+ * `tmr_model_desc` and the runtime (tmr.h) drives it. Change a field only
  * together with TMR_ABI_VERSION; the runtime refuses a mismatched model.
  *
  *===----------------------------------------------------------------------===*/
@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 3
+#define TMR_ABI_VERSION 4
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -51,15 +51,27 @@ typedef struct tmr_run_args {
   float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
                                  or output_rows when that is non-zero */
   int32_t num_threads;        /* 0: the compiled default (all cores unless set) */
+  float *arena;               /* [arena_floats] aligned scratch kept by the caller across runs,
+                                 or NULL: the run allocates (and frees) its own */
 } tmr_run_args;
 
 /* Returns 0 on success, else writes a message into err (err_len bytes). */
 typedef int (*tmr_run_fn)(const tmr_run_args *args, char *err, size_t err_len);
 
+/* Called by prepare() once it has read weight `index` for the last time. With
+ * still_read 0, run() never reads the weight itself, only its packed copy: the
+ * runtime may free it. With still_read 1, run() reads parts of it (a tied
+ * head's embedding table, looked up row by row): the runtime may drop only
+ * memory it can read back on demand (pages of the mapped file). */
+typedef void (*tmr_weight_done_fn)(void *context, int32_t index, int32_t still_read);
+
 /* Once per set of weights, before any run: lays the weights out as the
  * kernels read them fastest (linear weights packed into column panels).
+ * `done` (may be NULL) learns which weights are no longer needed, one by one,
+ * so that the raw and packed copies of all weights are never resident at once.
  * Returns 0 and *prepared (freed with release), or non-zero with a message. */
-typedef int (*tmr_prepare_fn)(const void *const *weights, int32_t num_threads, void **prepared,
+typedef int (*tmr_prepare_fn)(const void *const *weights, int32_t num_threads,
+                              tmr_weight_done_fn done, void *done_context, void **prepared,
                               char *err, size_t err_len);
 typedef void (*tmr_release_fn)(void *prepared);
 
@@ -79,10 +91,14 @@ typedef struct tmr_model_desc {
   tmr_run_fn run;
   tmr_prepare_fn prepare;     /* NULL: nothing to prepare */
   tmr_release_fn release;
+  int64_t d_model;            /* width of the hidden states */
+  int32_t layers;             /* layers of all stacks together */
+  int64_t arena_floats;       /* scratch the largest run needs (max_seq tokens): run_args.arena */
+  int64_t prepared_floats;    /* size of what prepare() returns (packed weights) */
 } tmr_model_desc;
 
-/* Defined by the generated executor. */
-const tmr_model_desc *tmr_model(void);
+/* Defined by the generated executor (one per program). */
+const tmr_model_desc *tmr_compiled_model(void);
 
 #ifdef __cplusplus
 }

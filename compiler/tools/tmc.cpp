@@ -68,10 +68,11 @@ int compileCommand(int argc, char **argv) {
                                 cl::desc("The spec a .mlir input was built from (default: the "
                                          "module's tm.spec attribute)"),
                                 cl::value_desc("MODEL.tm"), cl::cat(toolOptions));
-  cl::opt<std::string> output("o", cl::desc("Output executable (or stage text; default stdout)"),
+  cl::opt<std::string> output("o", cl::desc("Output executable (or stage text; default stdout; "
+                                             "--emit=lib: DIR or DIR/NAME)"),
                               cl::value_desc("OUT"), cl::cat(toolOptions));
   cl::opt<std::string> emit("emit", cl::desc("Stop after a stage and write it: ast, tm, "
-                                             "tm-opt, kernels, halide, stmt, asm, obj, exe"),
+                                             "tm-opt, kernels, halide, stmt, asm, obj, exe, lib"),
                             cl::value_desc("STAGE"), cl::init("exe"), cl::cat(toolOptions));
   cl::opt<std::string> target("target",
                               cl::desc(std::string("Code generation target: ") +

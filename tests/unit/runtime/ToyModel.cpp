@@ -62,4 +62,4 @@ const tmr_model_desc kModel = {
 
 } // namespace
 
-extern "C" const tmr_model_desc *tmr_model(void) { return &kModel; }
+extern "C" const tmr_model_desc *tmr_compiled_model(void) { return &kModel; }
