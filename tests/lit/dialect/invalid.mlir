@@ -115,3 +115,78 @@ func.func @padding_without_length(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<padding = true>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %a : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @segments_width(%x: tensor<?x8xf32>, %ids: tensor<?xi32>) -> tensor<?x8xf32> {
+  %t = tm.weight "embed.segments" : tensor<2x4xf32>
+  // expected-error @+1 {{'tm.add_segments' op segment table has size 4 in dimension 1, expected 8}}
+  %y = tm.add_segments %x, %ids, %t : (tensor<?x8xf32>, tensor<?xi32>, tensor<2x4xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @positions_table(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{takes a positions table exactly when kind = "learned"}}
+  %y = tm.add_positions %x at %offset {kind = "learned"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @add_types(%x: tensor<?x8xf32>, %r: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.add' op requires the same type for all operands and results}}
+  %y = "tm.add"(%x, %r) : (tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @activation_kind(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.activation' op has kind = "none"; expected one of "relu" "gelu" "gelu_tanh" "silu"}}
+  %y = tm.activation %x {kind = "none"} : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @add_norm_residual(%x: tensor<?x8xf32>, %r: tensor<2x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{'tm.add_norm' op input and residual must have the same type}}
+  %y = tm.add_norm %x, %r, %w {eps = 1.0e-5 : f64, kind = "rmsnorm"} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @gated_kind(%g: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.gated_activation' op has kind = "tanh"}}
+  %y = tm.gated_activation %g, %g {kind = "tanh"} : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @cache_append_types(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'tm.cache_append' op failed to verify that all of {input, result} have same type}}
+  %y = "tm.cache_append"(%x, %offset) {name = "k", capacity = 16 : i64} : (tensor<?x8xf32>, i32) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @cache_read_capacity() -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.cache_read' op requires attribute 'capacity'}}
+  %y = "tm.cache_read"() {name = "k"} : () -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @seq_project_rows(%x: tensor<?x8xf32>) -> tensor<3x8xf32> {
+  %e = tm.weight "e" : tensor<4x16xf32>
+  // expected-error @+1 {{'tm.seq_project' op result has size 3 in dimension 0, expected 4}}
+  %y = tm.seq_project %x, %e : (tensor<?x8xf32>, tensor<4x16xf32>) -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}

@@ -49,3 +49,21 @@ func.func @cross_attention_keys() -> tensor<?x8xf32> {
   %k = tm.cache_read {name = "decoder.layers.0.cross_attn.k", capacity = 16 : i64} : tensor<?x8xf32>
   return %k : tensor<?x8xf32>
 }
+
+// CHECK-LABEL: func.func @encoder_pieces
+func.func @encoder_pieces(%x: tensor<?x8xf32>, %segments: tensor<?xi32>, %offset: i32, %len: i32) -> (tensor<?x8xf32>, tensor<4x8xf32>) {
+  %table = tm.weight "embed.segments" : tensor<2x8xf32>
+  // CHECK: tm.add_segments %arg0, %arg1, %{{.*}} : (tensor<?x8xf32>, tensor<?xi32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+  %s = tm.add_segments %x, %segments, %table : (tensor<?x8xf32>, tensor<?xi32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+  %positions = tm.weight "embed.positions" : tensor<16x8xf32>
+  // CHECK: tm.add_positions %{{.*}} at %arg2, %{{.*}} {kind = "learned"}
+  %p = tm.add_positions %s at %offset, %positions {kind = "learned"} : (tensor<?x8xf32>, i32, tensor<16x8xf32>) -> tensor<?x8xf32>
+  // CHECK: tm.activation %{{.*}} {kind = "gelu_tanh"} : tensor<?x8xf32>
+  %a = tm.activation %p {kind = "gelu_tanh"} : tensor<?x8xf32>
+  // CHECK: tm.add %{{.*}}, %arg0 : tensor<?x8xf32>
+  %sum = tm.add %a, %x : tensor<?x8xf32>
+  %e = tm.weight "attn_proj.k.weight" : tensor<4x16xf32>
+  // CHECK: tm.seq_project %{{.*}}, %{{.*}} length %arg3 : (tensor<?x8xf32>, tensor<4x16xf32>, i32) -> tensor<4x8xf32>
+  %k = tm.seq_project %sum, %e length %len : (tensor<?x8xf32>, tensor<4x16xf32>, i32) -> tensor<4x8xf32>
+  return %sum, %k : tensor<?x8xf32>, tensor<4x8xf32>
+}
