@@ -58,6 +58,31 @@ Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &l
   return ok && any;
 }
 
+/// The keys [first, last] that query position `pos` can see at all, when the
+/// mask makes them one interval (causal, padding, windows); the reductions
+/// run over it alone, so fully masked stretches of keys (the upper triangle
+/// of a causal mask, everything outside a window) cost nothing. Globals and
+/// random keys scatter the visible set: then every key is visited.
+std::pair<Expr, Expr> visibleKeys(const MaskDesc &mask, const Expr &pos, const Expr &length,
+                                  const Expr &keys) {
+  Expr first = 0, last = keys - 1;
+  if (mask.causal)
+    last = min(last, pos);
+  if (mask.padding)
+    last = min(last, length - 1);
+  if (mask.restricted() && mask.globals.empty() && mask.randomPerRow == 0) {
+    int w = static_cast<int>(std::max(mask.window, mask.dilated));
+    if (mask.decoder) {
+      first = max(first, pos - w + 1);
+      last = min(last, pos);
+    } else {
+      first = max(first, pos - w / 2);
+      last = min(last, pos + w / 2);
+    }
+  }
+  return {first, last};
+}
+
 } // namespace
 
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule) {
@@ -72,7 +97,6 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
 
   Var d("d"), h("h"), i("i"), j("j");
   RDom rd(0, headDim, "rd");
-  RDom rj(0, keys, "rj");
 
   // Scores past the last key (vector padding) read a clamped key and are
   // never consumed: the reductions below run over [0, keys) only.
@@ -94,15 +118,33 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   visible(j, i) = allowed(kernel.mask, pos, j, length);
   Func masked("masked_logit");
   masked(j, i, h) = select(visible(j, i), logit, Float(32).min());
+  // Each reduction visits only the keys the mask can let through; `visible`
+  // still decides exactly inside that range. Reading key clamp(r, first,
+  // last), the same key under the predicate, lets bounds inference see that
+  // a query tile needs only the keys its queries can see, so the scores and
+  // weights of fully masked keys are never computed either.
+  auto [firstKey, lastKey] = visibleKeys(kernel.mask, pos, length, keys);
+  auto seen = [&](RDom &r) {
+    r.where(r >= firstKey && r <= lastKey);
+    return clamp(r, firstKey, lastKey);
+  };
+  RDom rSeen(0, keys, "r_seen");
+  Expr seenKey = seen(rSeen);
   Func rowMax("row_max");
-  rowMax(i, h) = maximum(masked(rj, i, h));
+  rowMax(i, h) = Float(32).min();
+  rowMax(i, h) = max(rowMax(i, h), masked(seenKey, i, h));
   Func weight("weight");
   weight(j, i, h) = select(visible(j, i), exp(masked(j, i, h) - rowMax(i, h)), 0.0f);
+  RDom rSum(0, keys, "r_sum");
+  Expr sumKey = seen(rSum);
   Func rowSum("row_sum");
-  rowSum(i, h) = sum(weight(rj, i, h));
+  rowSum(i, h) = 0.0f;
+  rowSum(i, h) += weight(sumKey, i, h);
+  RDom rAcc(0, keys, "r_acc");
+  Expr accKey = seen(rAcc);
   Func acc("acc");
   acc(d, i, h) = 0.0f;
-  acc(d, i, h) += weight(rj, i, h) * v(d, h / group, rj);
+  acc(d, i, h) += weight(accKey, i, h) * v(d, h / group, accKey);
   Func out("attention");
   // A query that may see no key yields zeros, never NaN.
   out(d, h, i) = select(rowSum(i, h) > 0.0f, acc(d, i, h) / rowSum(i, h), 0.0f);
@@ -132,7 +174,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   weight.compute_at(out, task).vectorize(j, vw, round);
   rowSum.compute_at(out, task);
   acc.compute_at(out, task).vectorize(d, dw, dTail);
-  acc.update().reorder(d, rj, i).vectorize(d, dw, dTail);
+  acc.update().reorder(d, rAcc, i).vectorize(d, dw, dTail);
 
   q.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
   k.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
