@@ -181,6 +181,12 @@ GENERATED = {
         small() + [("position", "sinusoidal"), ("output", "classifier(classes = 3, pool = mean)")],
         decoder=[("layers", 2), ("heads", 4), ("ffn", "gelu"), ("norm", f"pre({LN})"),
                  ("final_norm", LN), ("attention", "linformer(k = 12)"), ("mask", "none")]),
+    "dec-linformer-rope-lm": model(
+        "dec_linformer_rope_lm",
+        small() + [("position", "rope(theta = 10000)"), ("output", "lm_head(tied = true)")],
+        decoder=[("layers", 2), ("heads", 4), ("kv_heads", 2), ("ffn", "silu"),
+                 ("norm", f"pre({LN})"), ("final_norm", LN),
+                 ("attention", "linformer(k = 20)"), ("mask", "padding")]),
     "dec-overrides-hidden": model(
         "dec_overrides_hidden",
         small() + [("position", "alibi"), ("output", "hidden")],
