@@ -139,7 +139,9 @@ private:
     builder.setInsertionPointToStart(&func.getBody().front());
     Value memory = buildEmbedding(func.getArgument(0), "embed.tokens");
     memory = buildStack("encoder", spec.encoder, memory, /*decoder=*/false);
-    for (int64_t i = 0; i < spec.decoder.layers; ++i) {
+    // Without cross-attention (allowed, with a warning) nothing reads the
+    // encoder's output, and the manifest has no cross_attn weights.
+    for (int64_t i = 0; spec.decoder.crossAttention && i < spec.decoder.layers; ++i) {
       const LayerSpec &layer = spec.decoder.layer(i);
       std::string prefix = "decoder.layers." + std::to_string(i) + ".cross_attn";
       Location at = loc(layer.attentionLoc, prefix);

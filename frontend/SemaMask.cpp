@@ -196,6 +196,7 @@ std::optional<MaskSpec> MaskReader::read(const ast::Value &value) {
   bool ok = true;
   const ast::Value *firstCausal = nullptr, *firstPadding = nullptr;
   const ast::Value *firstSliding = nullptr, *firstDilated = nullptr;
+  const ast::Value *firstGlobal = nullptr, *firstRandom = nullptr;
   for (const ast::Value *term : terms) {
     std::optional<Chosen> chosen = reader.choose(*term, "mask", choices);
     if (!chosen) {
@@ -226,6 +227,21 @@ std::optional<MaskSpec> MaskReader::read(const ast::Value &value) {
       if (first) {
         diags.error(term->loc, "a mask takes one '" + term->name + "' term",
                     "the union of two windows is the wider one; keep that one");
+        diags.note(first->loc, "first given here");
+        ok = false;
+        continue;
+      }
+      first = term;
+    }
+    // Meaningful (their keys add up), but the code generator takes one of
+    // each; refused here so that `tmc check` never passes what cannot compile.
+    if (chosen->index == Global || chosen->index == Random) {
+      const ast::Value *&first = chosen->index == Global ? firstGlobal : firstRandom;
+      if (first) {
+        diags.error(term->loc, "a mask with two '" + term->name + "' terms" + Twine(kNotSupported),
+                    chosen->index == Global
+                        ? "list every token in one global term"
+                        : "use one random term with a larger per_row");
         diags.note(first->loc, "first given here");
         ok = false;
         continue;

@@ -298,6 +298,15 @@ void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
                 "position = rope needs an even head_dim, found " + Twine(layer.headDim),
                 "rope rotates pairs of dimensions (i, i + head_dim / 2)");
 
+  // ALiBi biases each score by its key's position; linformer's projected
+  // keys are mixtures of positions and have none.
+  if (model.position == PositionKind::Alibi && layer.attention == AttentionKind::Linformer &&
+      keys.concerns({"attention"}))
+    diags.error(keys.get("attention")->value->loc,
+                "attention = linformer cannot be combined with position = alibi",
+                "alibi biases scores by key position, and linformer's projected keys have "
+                "none; use rope, sinusoidal, learned or no positions, or full attention");
+
   if (!layer.attentionLoc.isValid())
     layer.attentionLoc = keys.given("heads") ? keys.get("heads")->loc : keys.blockLoc;
   if (!layer.ffnLoc.isValid())

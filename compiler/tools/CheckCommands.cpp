@@ -100,6 +100,105 @@ json stackJson(const StackSpec &stack, int64_t parameters, double prefillFlops) 
   return j;
 }
 
+/// A norm as the `config` object states it: {"kind", "eps"}.
+json normConfig(const NormSpec &norm) {
+  return {{"kind", toString(norm.kind)}, {"eps", norm.eps}};
+}
+
+json optionalNormConfig(const std::optional<NormSpec> &norm) {
+  return norm ? normConfig(*norm) : json(nullptr);
+}
+
+/// One mask term with every argument, e.g. {"kind": "random", "per_row": 2,
+/// "seed": 7}; `none` is the empty list of terms.
+json maskTermConfig(const MaskTerm &term) {
+  json j = {{"kind", toString(term.kind)}};
+  switch (term.kind) {
+  case MaskKind::Causal:
+  case MaskKind::Padding:
+    break;
+  case MaskKind::SlidingWindow:
+    j["size"] = term.size;
+    break;
+  case MaskKind::DilatedWindow:
+    j["size"] = term.size;
+    j["dilation"] = term.dilation;
+    break;
+  case MaskKind::Global:
+    j["tokens"] = term.tokens;
+    break;
+  case MaskKind::Random:
+    j["per_row"] = term.perRow;
+    j["seed"] = term.seed;
+    break;
+  }
+  return j;
+}
+
+/// Every key of one layer after overrides and defaults.
+json layerConfig(const LayerSpec &layer) {
+  json mask = json::array();
+  for (const MaskTerm &term : layer.mask.terms)
+    mask.push_back(maskTermConfig(term));
+  json attention = {{"kind", layer.attention == AttentionKind::Full ? "full" : "linformer"}};
+  if (layer.attention == AttentionKind::Linformer)
+    attention["k"] = layer.linformerK;
+  json norm = normConfig(layer.norm);
+  norm["placement"] = toString(layer.placement);
+  return {{"heads", layer.heads},   {"kv_heads", layer.kvHeads}, {"head_dim", layer.headDim},
+          {"d_ff", layer.dFF},       {"ffn", toString(layer.ffn)}, {"norm", std::move(norm)},
+          {"bias", layer.bias},      {"mask", std::move(mask)},
+          {"attention", std::move(attention)}};
+}
+
+json stackConfig(const StackSpec &stack) {
+  if (!stack.present)
+    return nullptr;
+  json layers = json::array();
+  for (int64_t i = 0; i < stack.layers; ++i)
+    layers.push_back(layerConfig(stack.layerSpecs.empty() ? stack : stack.layer(i)));
+  return {{"layers", stack.layers},
+          {"final_norm", optionalNormConfig(stack.finalNorm)},
+          {"cross_attention", stack.crossAttention},
+          {"layer_specs", std::move(layers)}};
+}
+
+/// The resolved model, every key with its default applied and every layer's
+/// overrides resolved, in a form a program can rebuild the model from (the
+/// PyTorch parity tests do); docs/architecture.md describes it.
+json modelConfig(const ModelSpec &spec) {
+  json position = {{"kind", toString(spec.position)}};
+  if (spec.position == PositionKind::Rope)
+    position["theta"] = spec.ropeTheta;
+  json output;
+  switch (spec.output) {
+  case OutputKind::Hidden:
+    output = {{"kind", "hidden"}};
+    break;
+  case OutputKind::LMHead:
+    output = {{"kind", "lm_head"}, {"tied", spec.tiedHead}, {"bias", spec.headBias}};
+    break;
+  case OutputKind::Classifier:
+    output = {{"kind", "classifier"},
+              {"classes", spec.classes},
+              {"pool", spec.pool == Pooling::First ? "first" : "mean"}};
+    break;
+  }
+  return {{"name", spec.name},
+          {"vocab", spec.vocab},
+          {"d_model", spec.dModel},
+          {"max_seq", spec.maxSeq},
+          {"position", std::move(position)},
+          {"embed_scale", spec.embedScale},
+          {"embed_norm", optionalNormConfig(spec.embedNorm)},
+          {"segments", spec.segments},
+          {"share_embeddings", spec.shareEmbeddings},
+          {"output", std::move(output)},
+          {"dtype", dtypeName(spec.dtype)},
+          {"encoder", stackConfig(spec.encoder)},
+          {"decoder", stackConfig(spec.decoder)}};
+}
+
 /// A FLOP count as JSON: the nearest integer while one is exact in a double.
 json flopsJson(double flops) {
   if (flops < 9.0e15)
@@ -196,6 +295,7 @@ int checkCommand(int argc, char **argv) {
     summary["encoder"] = stackJson(spec.encoder, sizes->encoderParameters, flops.encoderPrefill);
   if (spec.decoder.present)
     summary["decoder"] = stackJson(spec.decoder, sizes->decoderParameters, flops.decoderPrefill);
+  summary["config"] = modelConfig(spec);
   if (asJson) {
     outs() << summary.dump(2) << "\n";
     return 0;

@@ -1,0 +1,439 @@
+# torch_model.py - The PyTorch model of a resolved spec, written from the
+# language contract (docs/spec-language.md), not from tmc's C++ code.
+#
+# Input: the `config` object of `tmc check --json` (every key resolved, one
+# entry per layer) and the weights as float64 tensors. Everything runs in
+# float64, so the error measured against the compiled f32 executable is the
+# executable's own.
+#
+# Two evaluations of each layer:
+#   * nn: torch.nn.TransformerEncoderLayer / TransformerDecoderLayer with the
+#     weights loaded into them, wherever they compute exactly what the contract
+#     says (layernorm, a non-gated ffn, heads * head_dim == d_model, every
+#     query head with its own keys, no rope, full attention, every query row
+#     with at least one key). Masks and ALiBi are their float attn_mask;
+#     `bias = false` is zero biases.
+#   * explicit: the contract written out (rope, grouped-query attention,
+#     rmsnorm, gated ffns, linformer, rows without keys) with a key/value
+#     cache, which is also how a decoder generates.
+# Model.forward uses nn where every layer of a stack allows it and the
+# explicit code otherwise; run_parity.py checks that the two agree wherever nn
+# applies, so the explicit code is itself checked against PyTorch's layers.
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MASK64 = (1 << 64) - 1
+
+
+# ----------------------------------------------------------------------------
+# Masks (docs/spec-language.md, "Masks")
+
+def random_keys(term, max_seq, row):
+    """The keys `random(per_row = R, seed = S)` adds for query `row` (SplitMix64)."""
+    keys = []
+    for r in range(term["per_row"]):
+        z = (term["seed"] + (row * term["per_row"] + r + 1) * 0x9E3779B97F4A7C15) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        keys.append((z ^ (z >> 31)) % max_seq)
+    return keys
+
+
+def mask_matrix(terms, decoder, max_seq, rows, keys, length):
+    """Bool [len(rows), keys]: may query position rows[a] see key position b?
+
+    The window, global and random terms allow the union of what each allows
+    (everything when there are none of them); causal and padding restrict.
+    `length`: keys at or past it are padding (hidden by a padding term)."""
+    rows = list(rows)
+    i = torch.tensor(rows, dtype=torch.long).unsqueeze(1)
+    j = torch.arange(keys, dtype=torch.long).unsqueeze(0)
+    kinds = [t["kind"] for t in terms]
+    allowing = [t for t in terms if t["kind"] not in ("causal", "padding")]
+    if allowing:
+        allowed = torch.zeros(len(rows), keys, dtype=torch.bool)
+    else:
+        allowed = torch.ones(len(rows), keys, dtype=torch.bool)
+    for t in allowing:
+        if t["kind"] in ("sliding_window", "dilated_window"):
+            w = t["size"]
+            if decoder:
+                inside = (j <= i) & (j > i - w)
+            else:
+                inside = (i - j).abs() * 2 <= w
+            if t["kind"] == "dilated_window":
+                inside = inside & ((i - j) % t["dilation"] == 0)
+            allowed |= inside
+        elif t["kind"] == "global":
+            for g in t["tokens"]:
+                allowed |= (i == g) | (j == g)
+        elif t["kind"] == "random":
+            for a, row in enumerate(rows):
+                for key in random_keys(t, max_seq, row):
+                    if key < keys:
+                        allowed[a, key] = True
+        else:
+            raise ValueError(f"mask term {t['kind']} is not modelled")
+    if "causal" in kinds:
+        allowed &= j <= i
+    if "padding" in kinds:
+        allowed &= j < length
+    return allowed
+
+
+# ----------------------------------------------------------------------------
+# Elementwise pieces
+
+def sinusoidal(positions, d):
+    """PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(same)."""
+    p = torch.tensor(positions, dtype=torch.float64).unsqueeze(1)
+    dims = torch.arange(d)
+    even = (dims - dims % 2).to(torch.float64)
+    angle = p / torch.pow(torch.tensor(10000.0, dtype=torch.float64), even / d)
+    return torch.where(dims % 2 == 0, torch.sin(angle), torch.cos(angle))
+
+
+def rope(x, positions, theta):
+    """Rotate-half rope on x [T, heads, head_dim] at the given positions."""
+    hd = x.shape[-1]
+    half = hd // 2
+    inv = torch.pow(torch.tensor(theta, dtype=torch.float64),
+                    -2.0 * torch.arange(half, dtype=torch.float64) / hd)
+    angle = torch.tensor(positions, dtype=torch.float64).unsqueeze(1) * inv.unsqueeze(0)
+    cos = torch.cat([angle.cos(), angle.cos()], dim=-1).unsqueeze(1)
+    sin = torch.cat([angle.sin(), angle.sin()], dim=-1).unsqueeze(1)
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos + rotated * sin
+
+
+def activation(kind):
+    return {
+        "relu": F.relu,
+        "gelu": F.gelu,
+        "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+        "silu": F.silu,
+        "swiglu": F.silu,
+        "geglu": F.gelu,
+    }[kind]
+
+
+def alibi_slopes(heads):
+    return torch.tensor([2.0 ** (-8.0 * (h + 1) / heads) for h in range(heads)],
+                        dtype=torch.float64)
+
+
+# ----------------------------------------------------------------------------
+
+class Model:
+    def __init__(self, config, weights):
+        self.c = config
+        self.w = weights
+        self.d = config["d_model"]
+        self.max_seq = config["max_seq"]
+        self.position = config["position"]
+        self.enc = config["encoder"]
+        self.dec = config["decoder"]
+
+    # -- weights ---------------------------------------------------------------
+
+    def tensor(self, name):
+        return self.w[name]
+
+    def linear(self, x, prefix, bias):
+        y = x @ self.tensor(prefix + ".weight").T
+        if bias:
+            y = y + self.tensor(prefix + ".bias")
+        return y
+
+    def norm(self, x, spec, prefix):
+        weight = self.tensor(prefix + ".weight")
+        if spec["kind"] == "layernorm":
+            return F.layer_norm(x, (x.shape[-1],), weight, self.tensor(prefix + ".bias"),
+                                spec["eps"])
+        rms = torch.sqrt((x * x).mean(dim=-1, keepdim=True) + spec["eps"])
+        return x / rms * weight
+
+    # -- embedding ---------------------------------------------------------------
+
+    def embed(self, tokens, table, start=0, segments=None):
+        x = self.tensor(table)[torch.tensor(tokens, dtype=torch.long)]
+        if self.c["embed_scale"]:
+            x = x * math.sqrt(self.d)
+        positions = list(range(start, start + len(tokens)))
+        if self.position["kind"] == "sinusoidal":
+            x = x + sinusoidal(positions, self.d)
+        elif self.position["kind"] == "learned":
+            x = x + self.tensor("embed.positions")[positions]
+        if self.c["segments"] > 0:
+            # A token's segment is 0 unless ids are given; they are given for
+            # the first stack's input only (an encoder-decoder's source).
+            ids = segments if segments is not None else [0] * len(tokens)
+            x = x + self.tensor("embed.segments")[torch.tensor(ids, dtype=torch.long)]
+        if self.c["embed_norm"] is not None:
+            x = self.norm(x, self.c["embed_norm"], "embed.norm")
+        return x
+
+    # -- explicit attention ------------------------------------------------------
+
+    def attention(self, layer, prefix, x, positions, kv_cache, decoder, length,
+                  memory=None, memory_length=None, layer_prefix=None):
+        """Self-attention of rows x (at `positions`, after the cached ones) or,
+        with `memory`, cross-attention to the encoder output."""
+        heads, kvh, hd = layer["heads"], layer["kv_heads"], layer["head_dim"]
+        bias = layer["bias"]
+        cross = memory is not None
+        q = self.linear(x, prefix + ".q", bias).view(len(positions), heads, hd)
+        if cross:
+            k = self.linear(memory, prefix + ".k", bias).view(-1, kvh, hd)
+            v = self.linear(memory, prefix + ".v", bias).view(-1, kvh, hd)
+        else:
+            k = self.linear(x, prefix + ".k", bias).view(len(positions), kvh, hd)
+            v = self.linear(x, prefix + ".v", bias).view(len(positions), kvh, hd)
+            # Positional schemes act on self-attention only: across two
+            # sequences a distance between positions means nothing.
+            if self.position["kind"] == "rope":
+                q = rope(q, positions, self.position["theta"])
+                k = rope(k, positions, self.position["theta"])
+            if kv_cache is not None:
+                if "k" in kv_cache:
+                    k = torch.cat([kv_cache["k"], k])
+                    v = torch.cat([kv_cache["v"], v])
+                kv_cache["k"], kv_cache["v"] = k, v
+        keys = k.shape[0]
+        linformer = not cross and layer["attention"]["kind"] == "linformer"
+        if linformer:
+            # Keys and values of n positions times the first n columns of
+            # the [k, max_seq] projections; under padding n is the valid part.
+            n = min(length, keys) if any(t["kind"] == "padding" for t in layer["mask"]) else keys
+            ek = self.tensor(layer_prefix + ".attn_proj.k.weight")[:, :n]
+            ev = self.tensor(layer_prefix + ".attn_proj.v.weight")[:, :n]
+            k = torch.einsum("rt,tkd->rkd", ek, k[:n])
+            v = torch.einsum("rt,tkd->rkd", ev, v[:n])
+            allowed = torch.ones(len(positions), k.shape[0], dtype=torch.bool)
+        elif cross:
+            allowed = (torch.arange(keys) < memory_length).unsqueeze(0).expand(len(positions), -1)
+        else:
+            allowed = mask_matrix(layer["mask"], decoder, self.max_seq, positions, keys, length)
+
+        group = heads // kvh
+        k = k.repeat_interleave(group, dim=1)  # query head h reads kv head h // group
+        v = v.repeat_interleave(group, dim=1)
+        scores = torch.einsum("ihd,jhd->hij", q, k) / math.sqrt(hd)
+        if not cross and not linformer and self.position["kind"] == "alibi":
+            scores = scores + self.alibi_bias(heads, positions, keys, decoder)
+        scores = scores.masked_fill(~allowed.unsqueeze(0), float("-inf"))
+        probs = torch.softmax(scores, dim=-1)
+        # A query that may see no key reads nothing (zeros, never NaN).
+        probs = torch.where(allowed.any(dim=-1).unsqueeze(0).unsqueeze(-1), probs,
+                            torch.zeros_like(probs))
+        context = torch.einsum("hij,jhd->ihd", probs, v).reshape(len(positions), heads * hd)
+        return self.linear(context, prefix + ".o", bias)
+
+    def alibi_bias(self, heads, positions, keys, decoder):
+        i = torch.tensor(positions, dtype=torch.float64).unsqueeze(1)
+        j = torch.arange(keys, dtype=torch.float64).unsqueeze(0)
+        distance = (i - j) if decoder else (i - j).abs()
+        return -alibi_slopes(heads).view(-1, 1, 1) * distance.unsqueeze(0)
+
+    def ffn(self, x, layer, prefix):
+        act = activation(layer["ffn"])
+        up = self.linear(x, prefix + ".up", layer["bias"])
+        if layer["ffn"] in ("swiglu", "geglu"):
+            hidden = act(self.linear(x, prefix + ".gate", layer["bias"])) * up
+        else:
+            hidden = act(up)
+        return self.linear(hidden, prefix + ".down", layer["bias"])
+
+    def layer(self, x, layer, prefix, positions, cache, decoder, length, cross,
+              memory, memory_length):
+        """One block: norm1 with self-attention; with cross-attention norm2
+        with it and norm3 with the ffn, else norm2 with the ffn."""
+        norm = layer["norm"]
+        n_ffn = prefix + (".norm3" if cross else ".norm2")
+
+        def self_attn(h):
+            return self.attention(layer, prefix + ".self_attn", h, positions, cache, decoder,
+                                  length, layer_prefix=prefix)
+
+        def cross_attn(h):
+            return self.attention(layer, prefix + ".cross_attn", h, positions, None, decoder,
+                                  length, memory=memory, memory_length=memory_length)
+
+        if norm["placement"] == "post":
+            h = self.norm(x + self_attn(x), norm, prefix + ".norm1")
+            if cross:
+                h = self.norm(h + cross_attn(h), norm, prefix + ".norm2")
+            return self.norm(h + self.ffn(h, layer, prefix + ".ffn"), norm, n_ffn)
+        h = x + self_attn(self.norm(x, norm, prefix + ".norm1"))
+        if cross:
+            h = h + cross_attn(self.norm(h, norm, prefix + ".norm2"))
+        return h + self.ffn(self.norm(h, norm, n_ffn), layer, prefix + ".ffn")
+
+    def stack_explicit(self, x, stack, name, start, caches, decoder, length, memory=None,
+                       memory_length=None):
+        positions = list(range(start, start + x.shape[0]))
+        for i, layer in enumerate(stack["layer_specs"]):
+            x = self.layer(x, layer, f"{name}.layers.{i}", positions,
+                           caches[i] if caches is not None else None, decoder, length,
+                           stack["cross_attention"], memory, memory_length)
+        if stack["final_norm"] is not None:
+            x = self.norm(x, stack["final_norm"], name + ".final_norm")
+        return x
+
+    # -- torch.nn layers ---------------------------------------------------------
+
+    def nn_applies(self, stack, decoder, length, tokens, memory_length):
+        """Whether every layer of `stack` is exactly an nn.Transformer*Layer."""
+        if self.position["kind"] == "rope":
+            return False
+        for layer in stack["layer_specs"]:
+            if (layer["norm"]["kind"] != "layernorm" or layer["ffn"] in ("swiglu", "geglu")
+                    or layer["heads"] != layer["kv_heads"]
+                    or layer["heads"] * layer["head_dim"] != self.d
+                    or layer["attention"]["kind"] != "full"):
+                return False
+            allowed = mask_matrix(layer["mask"], decoder, self.max_seq, range(tokens), tokens,
+                                  length)
+            if not bool(allowed.any(dim=-1).all()):
+                return False  # nn's softmax gives NaN for a row without keys
+        return memory_length is None or memory_length > 0
+
+    def nn_layer(self, layer, prefix, cross):
+        d, bias = self.d, layer["bias"]
+        act = {"relu": "relu", "gelu": "gelu"}.get(layer["ffn"], activation(layer["ffn"]))
+        kind = nn.TransformerDecoderLayer if cross else nn.TransformerEncoderLayer
+        module = kind(d, layer["heads"], dim_feedforward=layer["d_ff"], dropout=0.0,
+                      activation=act, layer_norm_eps=layer["norm"]["eps"], batch_first=True,
+                      norm_first=layer["norm"]["placement"] == "pre", dtype=torch.float64)
+
+        def w(name):
+            return self.tensor(f"{prefix}.{name}.weight")
+
+        def b(name, size):
+            if bias:
+                return self.tensor(f"{prefix}.{name}.bias")
+            return torch.zeros(size, dtype=torch.float64)
+
+        def load_attention(mha, site):
+            mha.in_proj_weight.copy_(torch.cat([w(f"{site}.q"), w(f"{site}.k"), w(f"{site}.v")]))
+            mha.in_proj_bias.copy_(torch.cat([b(f"{site}.q", d), b(f"{site}.k", d),
+                                              b(f"{site}.v", d)]))
+            mha.out_proj.weight.copy_(w(f"{site}.o"))
+            mha.out_proj.bias.copy_(b(f"{site}.o", d))
+
+        with torch.no_grad():
+            load_attention(module.self_attn, "self_attn")
+            module.linear1.weight.copy_(w("ffn.up"))
+            module.linear1.bias.copy_(b("ffn.up", layer["d_ff"]))
+            module.linear2.weight.copy_(w("ffn.down"))
+            module.linear2.bias.copy_(b("ffn.down", d))
+            norms = ["norm1", "norm2"]
+            if cross:
+                load_attention(module.multihead_attn, "cross_attn")
+                norms.append("norm3")
+            for n in norms:
+                getattr(module, n).weight.copy_(w(n))
+                getattr(module, n).bias.copy_(self.tensor(f"{prefix}.{n}.bias"))
+        module.eval()
+        return module
+
+    def stack_nn(self, x, stack, name, decoder, length, memory=None, memory_length=None):
+        t = x.shape[0]
+        for i, layer in enumerate(stack["layer_specs"]):
+            cross = stack["cross_attention"]
+            module = self.nn_layer(layer, f"{name}.layers.{i}", cross)
+            allowed = mask_matrix(layer["mask"], decoder, self.max_seq, range(t), t, length)
+            bias = torch.zeros(layer["heads"], t, t, dtype=torch.float64)
+            if self.position["kind"] == "alibi":
+                bias = self.alibi_bias(layer["heads"], list(range(t)), t, decoder)
+            attn_mask = bias.masked_fill(~allowed.unsqueeze(0), float("-inf"))
+            with torch.no_grad():
+                if cross:
+                    memory_mask = torch.arange(memory.shape[0]) >= memory_length
+                    x = module(x.unsqueeze(0), memory.unsqueeze(0), tgt_mask=attn_mask,
+                               memory_key_padding_mask=memory_mask.unsqueeze(0))[0]
+                else:
+                    x = module(x.unsqueeze(0), src_mask=attn_mask)[0]
+        if stack["final_norm"] is not None:
+            x = self.norm(x, stack["final_norm"], name + ".final_norm")
+        return x
+
+    # -- the model -------------------------------------------------------------
+
+    def head(self, h, length, table):
+        out = self.c["output"]
+        if out["kind"] == "hidden":
+            return h
+        if out["kind"] == "lm_head":
+            weight = self.tensor(table if out["tied"] else "output.weight")
+            logits = h @ weight.T
+            return logits + self.tensor("output.bias") if out["bias"] else logits
+        pooled = h[:1] if out["pool"] == "first" else h[:length].mean(dim=0, keepdim=True)
+        return pooled @ self.tensor("classifier.weight").T + self.tensor("classifier.bias")
+
+    def decoder_table(self):
+        if self.enc is not None and self.dec is not None and not self.c["share_embeddings"]:
+            return "decoder.embed.tokens"
+        return "embed.tokens"
+
+    def forward(self, tokens, segments=None, length=None, source=None, source_length=None,
+                use_nn=True):
+        """The executable's --output: [rows, width]. Also returns which path ran."""
+        used_nn = True
+        if self.enc is not None and self.dec is not None:
+            src_len = source_length or len(source)
+            xs = self.embed(source, "embed.tokens", segments=segments)
+            if use_nn and self.nn_applies(self.enc, False, src_len, len(source), None):
+                memory = self.stack_nn(xs, self.enc, "encoder", False, src_len)
+            else:
+                used_nn = False
+                memory = self.stack_explicit(xs, self.enc, "encoder", 0, None, False, src_len)
+            table = self.decoder_table()
+            x = self.embed(tokens, table)
+            t = len(tokens)
+            if use_nn and self.nn_applies(self.dec, True, t, t, src_len):
+                h = self.stack_nn(x, self.dec, "decoder", True, t, memory, src_len)
+            else:
+                used_nn = False
+                h = self.stack_explicit(x, self.dec, "decoder", 0, None, True, t, memory,
+                                        src_len)
+            return self.head(h, t, table), used_nn
+        stack, name, decoder = (self.enc, "encoder", False) if self.enc else (self.dec, "decoder", True)
+        t = len(tokens)
+        length = length or t
+        x = self.embed(tokens, "embed.tokens", segments=segments)
+        if use_nn and self.nn_applies(stack, decoder, length, t, None):
+            h = self.stack_nn(x, stack, name, decoder, length)
+        else:
+            used_nn = False
+            h = self.stack_explicit(x, stack, name, 0, None, decoder, length)
+        return self.head(h, length, "embed.tokens"), used_nn
+
+    def generate_logits(self, prompt, continuation, source=None, source_length=None,
+                        segments=None):
+        """Logits of each decoding step (a [vocab] tensor per step) when the
+        decoder is fed `prompt` once and then `continuation` token by token,
+        with a key/value cache per layer: step s predicts the token after
+        prompt + continuation[:s]."""
+        memory, src_len = None, None
+        if self.enc is not None:
+            src_len = source_length or len(source)
+            xs = self.embed(source, "embed.tokens", segments=segments)
+            memory = self.stack_explicit(xs, self.enc, "encoder", 0, None, False, src_len)
+        table = self.decoder_table()
+        caches = [dict() for _ in self.dec["layer_specs"]]
+
+        def step(tokens, start):
+            x = self.embed(tokens, table, start=start)
+            h = self.stack_explicit(x, self.dec, "decoder", start, caches, True,
+                                    start + len(tokens), memory, src_len)
+            return self.head(h[-1:], start + len(tokens), table)[0]
+
+        steps = [step(prompt, 0)]
+        for s, token in enumerate(continuation[:-1]):
+            steps.append(step([token], len(prompt) + s))
+        return steps
