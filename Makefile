@@ -32,6 +32,12 @@ demo: build
 	$(BUILD_DIR)/bin/tmc init-weights examples/gpt-mini.tm -o $(DEMO_DIR)/gpt-mini.safetensors --seed 1
 	$(DEMO_DIR)/gpt-mini --weights $(DEMO_DIR)/gpt-mini.safetensors --prompt "The compiler said" \
 	  --tokenizer examples/tokenizers/gpt2 --max-new 12 --temperature 0.9 --top-k 40 --seed 3 --bench
+	@echo "# A trained decoder (examples/kjv: 1M parameters, learnt from the King James Bible):"
+	$(BUILD_DIR)/bin/tmc compile examples/kjv/kjv.tm -o $(DEMO_DIR)/kjv
+	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
+	  --prompt "And Jesus said unto them" --max-new 40
+	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
+	  --prompt "The LORD is my shepherd" --max-new 40 --temperature 0.7 --top-k 20 --seed 1
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""The trained KJV decoder (examples/kjv), compiled by tmc, against PyTorch.
+
+1. `tmc manifest --json` lists exactly the tensors of the committed weight file
+   and of the PyTorch model (names, shapes, dtypes, in order).
+2. The executable's tokenizer (runtime/bpe_tokenizer.cpp) encodes a few prompts
+   to the same ids as the Python tokenizer (kjv_model.Tokenizer).
+3. Its logits for the prompt match PyTorch's to the e2e tolerance, and
+4. its greedy continuation of a fixed prompt (32 new tokens,
+   decoded with its KV caches) equals PyTorch's, computed in float64 by full
+   recomputation from the same weights, token for token.
+Exit status 0 on agreement, 1 with the evidence otherwise.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+PROMPT = "And God said"
+MAX_NEW = 32
+# Prompts whose encoding must agree: contractions, digits, punctuation runs,
+# runs of spaces and a newline exercise every branch of the pre-tokenizer.
+TOKENIZER_PROMPTS = [
+    PROMPT,
+    "In the beginning God created the heaven and the earth.",
+    "Thou shalt not kill.  Ye've 12 tribes; the LORD's house, O Israel!!\n  and it's 'so'",
+]
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited with {result.returncode}:\n{result.stderr}")
+    return result.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tmc", required=True)
+    parser.add_argument("--source", required=True, help="the repository root")
+    parser.add_argument("--work", required=True, help="a directory for the executable")
+    args = parser.parse_args()
+    example = os.path.join(args.source, "examples", "kjv")
+    sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
+    sys.path.insert(0, example)
+    import kjv_model as km
+
+    spec = os.path.join(example, "kjv.tm")
+    weights_path = os.path.join(example, "kjv.safetensors")
+    tokenizer_dir = os.path.join(example, "tokenizer")
+
+    # 1. One list of tensors for the compiler, the file and the PyTorch model.
+    manifest = [(t["name"], t["shape"], t["dtype"])
+                for t in json.loads(run([args.tmc, "manifest", spec, "--json"]))]
+    weights = km.load_safetensors(weights_path)
+    in_file = [(name, list(a.shape), "F32" if a.dtype.name == "float32" else a.dtype.name)
+               for name, a in weights.items()]
+    model = km.Decoder()
+    in_torch = [(name, list(p.shape), "F32") for name, p in model.tmc_tensors().items()]
+    if manifest != in_file or manifest != in_torch:
+        sys.exit(f"FAIL: tensors differ\nmanifest {manifest}\nfile {in_file}\ntorch {in_torch}")
+    model.load_tmc(weights)
+    model = model.double().eval()
+
+    exe = os.path.join(args.work, "kjv")
+    run([args.tmc, "compile", spec, "-o", exe])
+    tokenizer = km.Tokenizer.load(tokenizer_dir)
+
+    # 2. The same prompt ids on both sides.
+    for text in TOKENIZER_PROMPTS:
+        out = json.loads(run([exe, "--weights", weights_path, "--tokenizer", tokenizer_dir,
+                              "--prompt", text, "--max-new", "1", "--json"]))
+        if out["prompt"] != tokenizer.encode(text):
+            sys.exit(f"FAIL: {text!r} encodes to {out['prompt']} in the executable, "
+                     f"{tokenizer.encode(text)} in Python")
+
+    # 3. The prompt's logits, to the e2e tests' tolerance (a max error relative
+    # to the largest logit of 1e-4): where greedy decoding disagrees, this says
+    # whether the arithmetic or a near tie is to blame.
+    prompt_ids = tokenizer.encode(PROMPT)
+    npy = os.path.join(args.work, "kjv-prompt-logits.npy")
+    run([exe, "--weights", weights_path, "--tokens", ",".join(map(str, prompt_ids)),
+         "--output", npy])
+    got = torch.from_numpy(np.load(npy)).double()
+    with torch.no_grad():
+        want = model(torch.tensor([prompt_ids]))
+    error = float((got - want).abs().max() / want.abs().max())
+    print(f"prompt logits: max error relative to the largest logit {error:.2e}")
+    if got.shape != want.shape or not error <= 1e-4:
+        sys.exit(f"FAIL: the prompt's logits differ (shape {list(got.shape)} vs "
+                 f"{list(want.shape)}, relative error {error:.2e})")
+
+    # 4. Greedy decoding, token for token.
+    out = json.loads(run([exe, "--weights", weights_path, "--tokenizer", tokenizer_dir,
+                          "--prompt", PROMPT, "--max-new", str(MAX_NEW), "--json"]))
+    expected, gap = km.greedy(model, tokenizer.encode(PROMPT), MAX_NEW)
+    print(f"prompt    {PROMPT!r} -> {out['prompt']}")
+    print(f"tmc       {out['generated']}")
+    print(f"pytorch   {expected}")
+    print(f"text      {tokenizer.decode(expected)!r}")
+    print(f"smallest gap between the top two logits along the way: {gap:.4f}")
+    if out["generated"] != expected:
+        first = next((i for i, (a, b) in enumerate(zip(out["generated"], expected)) if a != b),
+                     min(len(out["generated"]), len(expected)))
+        sys.exit(f"FAIL: the continuations differ from new token {first} on")
+    print(f"PASS: {MAX_NEW} greedy tokens agree")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    main()
