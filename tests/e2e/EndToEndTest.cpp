@@ -306,6 +306,15 @@ TEST_P(Generation, CachedStepsMatchFullRecomputation) {
   ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &logits, &error)) << error;
   ASSERT_EQ(shape.size(), 3u);
   const int64_t vocab = shape[2];
+  // The reference's argmax too, at every step: generation equals the oracle's.
+  auto referenceWeights = tmc::ref::ReferenceWeights::open(*loaded.spec, weights, &error);
+  ASSERT_TRUE(referenceWeights) << error;
+  tmc::ref::Inputs inputs;
+  inputs.tokens = sequence;
+  if (loaded.spec->isEncoderDecoder())
+    inputs.sourceTokens = {2, 7, 1, 8, 2, 8};
+  auto reference = tmc::ref::evaluate(*loaded.spec, referenceWeights->lookup(), inputs, &error);
+  ASSERT_TRUE(reference) << error;
   for (int k = 0; k < maxNew; ++k) {
     const float *row = logits.data() + (prompt.size() - 1 + k) * vocab;
     int64_t best = std::max_element(row, row + vocab) - row;
@@ -314,6 +323,9 @@ TEST_P(Generation, CachedStepsMatchFullRecomputation) {
     if (sorted[0] - sorted[1] < 1e-4f * std::max(1.0f, std::abs(sorted[0])))
       break; // a near tie: either token is right, and the sequences part here
     EXPECT_EQ(tokens[k], best) << "step " << k << " of " << generated.output;
+    const double *referenceRow = reference->data() + (prompt.size() - 1 + k) * vocab;
+    EXPECT_EQ(tokens[k], std::max_element(referenceRow, referenceRow + vocab) - referenceRow)
+        << "step " << k << ": the reference's argmax differs";
   }
 }
 
