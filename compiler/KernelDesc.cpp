@@ -67,8 +67,8 @@ std::string KernelDesc::name() const {
   case KernelKind::AddSegments:
     return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
   case KernelKind::Linear:
-    return llvm::formatv("linear_k{0}_n{1}{2}_{3}", inWidth, width,
-                         hasBias ? "_b" : "", activation).str();
+    return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}", inWidth, width,
+                         hasBias ? "_b" : "", activation, hasResidual ? "_res" : "").str();
   case KernelKind::Attention:
     return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}_{4}", heads, kvHeads, headDim,
                          formatDouble(scale), maskName(mask)).str();
@@ -117,6 +117,8 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
                                     {false, false, {k.inWidth, k.width}}};
     if (k.hasBias)
       sig.push_back(vec);
+    if (k.hasResidual)
+      sig.push_back(rows);
     sig.push_back(rows);
     return sig;
   }

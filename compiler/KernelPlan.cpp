@@ -53,6 +53,7 @@ KernelDesc describe(Operation *op) {
         desc.width = width(linear.getResult());
         desc.inWidth = width(linear.getInput());
         desc.hasBias = static_cast<bool>(linear.getBias());
+        desc.hasResidual = static_cast<bool>(linear.getResidual());
         desc.activation = linear.getActivation().str();
       })
       .Case([&](tm::AttentionOp attention) {

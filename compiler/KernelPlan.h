@@ -66,6 +66,7 @@ struct KernelDesc {
   std::string activation;  ///< linear epilogue or activation kind
   std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
   bool hasBias = false;    ///< linear, norms
+  bool hasResidual = false; ///< linear: adds a residual input after the activation
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
   MaskDesc mask;           ///< attention
 

@@ -223,7 +223,7 @@ private:
     Value b = maybeWeight(bias, prefix + ".bias", at);
     auto rows = cast<ShapedType>(x.getType()).getDimSize(0);
     auto type = RankedTensorType::get({rows, out}, builder.getF32Type());
-    return builder.create<tm::LinearOp>(named(prefix, at), type, x, w, b,
+    return builder.create<tm::LinearOp>(named(prefix, at), type, x, w, b, /*residual=*/Value(),
                                         builder.getStringAttr("none"));
   }
 
@@ -416,7 +416,7 @@ private:
       // token table itself.
       Value w = weight(spec.tiedHead ? table : "output.weight", at);
       Value b = maybeWeight(spec.headBias, "output.bias", at);
-      return builder.create<tm::LinearOp>(at, activations(spec.vocab), x, w, b,
+      return builder.create<tm::LinearOp>(at, activations(spec.vocab), x, w, b, Value(),
                                           builder.getStringAttr("none"));
     }
     case OutputKind::Classifier: {

@@ -11,7 +11,8 @@
 // Blocked (kBlock < K): panel p [parallel] > k block > row tile > k > row >
 // vector, the tile's partial sums added into a panel-sized accumulator in
 // memory, so that a block of the panel stays in cache while every row tile
-// passes over it. Bias and activation are applied when the tile is stored.
+// passes over it. Bias, activation and a residual sum are applied when the
+// tile is stored.
 //
 // Tails: token rows past T compute on the clamped last row and are never
 // stored; features past N multiply the panel's zero padding and are never
@@ -86,11 +87,16 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     schedulePackedWeight(packed, l, schedule);
     stages.push_back(packed);
   }
-  ImageParam b;
+  ImageParam b, residual;
   if (kernel.hasBias) {
     b = makeInput(sig[2], "bias"); // (n)
     b.set_estimates({{0, N}});
     args.push_back(b);
+  }
+  if (kernel.hasResidual) {
+    residual = makeInput(sig[sig.size() - 2], "residual"); // (n, t)
+    residual.set_estimates({{0, N}, {0, estT}});
+    args.push_back(residual);
   }
 
   const Var &j = v.j, &t = v.t, &p = v.p, &kb = v.kb, &n = v.n;
@@ -123,7 +129,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   }
   stages.push_back(acc);
   Func out("linear");
-  out(n, t) = applyActivation(acc(n % P, t, n / P), kernel.activation);
+  Expr value = applyActivation(acc(n % P, t, n / P), kernel.activation);
+  out(n, t) = kernel.hasResidual ? value + residual(n, t) : value;
   constrainOutput(out, sig.back());
   out.set_estimates({{0, N}, {0, estT}});
   stages.push_back(out);

@@ -22,6 +22,7 @@
 //   in  x              f32, (k, t), [K, T]        (T = run-time token count, >= 1)
 //   in  packed_weight  f32, (j, k, p), [P, K, panels]  (the pack kernel's output)
 //   in  bias           f32, (n), [N]              (only if kd.hasBias)
+//   in  residual       f32, (n, t), [N, T]        (only if kd.hasResidual; added last)
 //   out                f32, (n, t), [N, T]
 // i.e. kernelSignature(kd) with argument 1 replaced by packedWeightShape.
 // There is no separate decode kernel: with s.decodeVariant the GEMM branches

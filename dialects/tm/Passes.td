@@ -68,4 +68,27 @@ def TMFuseResidualNorm : Pass<"tm-fuse-residual-norm", "::mlir::func::FuncOp"> {
   ];
 }
 
+def TMFuseLinearResidual : Pass<"tm-fuse-linear-residual", "::mlir::func::FuncOp"> {
+  let summary = "Fold a residual tm.add into the tm.linear that feeds it";
+  let description = [{
+    `x + linear(h)` becomes `linear(h) residual x` when the linear's result
+    has no other user: the GEMM adds the residual while storing its output
+    tile, saving a pass over the residual stream per sublayer. Runs after
+    `tm-fuse-residual-norm`, which takes the adds a norm reads alone.
+
+    ```mlir
+    %y = tm.linear %h, %w {activation = "none"} : (tensor<?x128xf32>, tensor<64x128xf32>) -> tensor<?x64xf32>
+    %s = tm.add %x, %y : tensor<?x64xf32>
+    // becomes
+    %s = tm.linear %h, %w residual %x {activation = "none"}
+        : (tensor<?x128xf32>, tensor<64x128xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every fusion made, and for every one declined, with its reason">
+  ];
+}
+
 #endif // TM_PASSES_TD

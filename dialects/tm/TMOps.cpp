@@ -104,6 +104,9 @@ LogicalResult LinearOp::verify() {
     return failure();
   if (getBias() && failed(expectDim(*this, getBias(), 0, out, "bias")))
     return failure();
+  if (getResidual() && getResidual().getType() != getResult().getType())
+    return emitOpError("residual has type ")
+           << getResidual().getType() << ", expected the result's " << getResult().getType();
   return success();
 }
 

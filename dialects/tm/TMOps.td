@@ -90,23 +90,28 @@ def TM_AddPositionsOp : TM_Op<"add_positions", [TM_InfersShape, Pure, AllTypesMa
   let hasVerifier = 1;
 }
 
-def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure]> {
-  let summary = "y = act(x * W^T + b), PyTorch nn.Linear layout";
+def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegments]> {
+  let summary = "y = act(x * W^T + b) (+ residual), PyTorch nn.Linear layout";
   let description = [{
     `weight` is [out, in] as in PyTorch; `bias` is optional. `activation` is
     "none" as built; `--tm-fuse-linear-activation` folds a following
-    `tm.activation` into it.
+    `tm.activation` into it. `residual`, added after the activation, is
+    absent as built; `--tm-fuse-linear-residual` folds a following residual
+    `tm.add` into it, so the sum is formed as the GEMM stores its tile.
 
     ```mlir
     %y = tm.linear %x, %w, %b {activation = "none"}
         : (tensor<?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+    %z = tm.linear %h, %w2 residual %r {activation = "none"}
+        : (tensor<?x128xf32>, tensor<64x128xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins TM_Activations:$input, 2DTensorOf<[F32]>:$weight,
-                       Optional<1DTensorOf<[F32]>>:$bias, StrAttr:$activation);
+                       Optional<1DTensorOf<[F32]>>:$bias, Optional<TM_Activations>:$residual,
+                       StrAttr:$activation);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -49,7 +49,10 @@ SmallVector<int64_t, 2> AddPositionsOp::inferResultShape() {
 }
 
 SmallVector<int64_t, 2> LinearOp::inferResultShape() {
-  return {dimOf(getInput(), 0), dimOf(getWeight(), 0)};
+  SmallVector<int64_t, 2> shape = {dimOf(getInput(), 0), dimOf(getWeight(), 0)};
+  if (getResidual())
+    shape = {join(shape[0], dimOf(getResidual(), 0)), join(shape[1], dimOf(getResidual(), 1))};
+  return shape;
 }
 
 SmallVector<int64_t, 2> AttentionOp::inferResultShape() {

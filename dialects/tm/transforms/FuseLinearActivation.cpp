@@ -24,12 +24,14 @@ struct FoldActivationIntoLinear : OpRewritePattern<ActivationOp> {
   LogicalResult matchAndRewrite(ActivationOp activation,
                                 PatternRewriter &rewriter) const override {
     auto linear = activation.getInput().getDefiningOp<LinearOp>();
-    if (!linear || linear.getActivation() != "none" || !linear->hasOneUse())
+    // The activation applies before a fused residual, so that one must not be there.
+    if (!linear || linear.getActivation() != "none" || linear.getResidual() ||
+        !linear->hasOneUse())
       return rewriter.notifyMatchFailure(activation, "input is not a plain linear");
     auto fused = rewriter.create<LinearOp>(
         rewriter.getFusedLoc({linear.getLoc(), activation.getLoc()}),
         activation.getType(), linear.getInput(), linear.getWeight(),
-        linear.getBias(), activation.getKindAttr());
+        linear.getBias(), Value(), activation.getKindAttr());
     if (explain)
       emitRemark(activation.getLoc())
           << originPrefix(activation.getLoc()) << "fused " << activation.getKind() << " into the tm.linear before it, as its epilogue";
@@ -62,6 +64,8 @@ struct FuseLinearActivationPass
                << ", not a tm.linear";
       else if (linear.getActivation() != "none")
         remark << "the tm.linear already ends in " << linear.getActivation();
+      else if (linear.getResidual())
+        remark << "the tm.linear already adds a residual, which comes after any activation";
       else
         remark << "the tm.linear's result has another user, which needs it before the activation";
     });

@@ -17,6 +17,7 @@ void tmc::tm::buildOptimizationPipeline(OpPassManager &pm,
     funcPm.addPass(createTMFuseEmbeddingPositions({options.explain}));
     funcPm.addPass(createTMFuseLinearActivation({options.explain}));
     funcPm.addPass(createTMFuseResidualNorm({options.explain}));
+    funcPm.addPass(createTMFuseLinearResidual({options.explain}));
   }
   funcPm.addPass(createCSEPass());
 }

@@ -190,3 +190,12 @@ func.func @seq_project_rows(%x: tensor<?x8xf32>) -> tensor<3x8xf32> {
   %y = tm.seq_project %x, %e : (tensor<?x8xf32>, tensor<4x16xf32>) -> tensor<3x8xf32>
   return %y : tensor<3x8xf32>
 }
+
+// -----
+
+func.func @linear_residual_type(%h: tensor<?x16xf32>, %x: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "down.weight" : tensor<8x16xf32>
+  // expected-error @+1 {{'tm.linear' op residual has type 'tensor<?x4xf32>', expected the result's 'tensor<?x8xf32>'}}
+  %y = tm.linear %h, %w residual %x {activation = "none"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}

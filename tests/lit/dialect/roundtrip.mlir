@@ -67,3 +67,12 @@ func.func @encoder_pieces(%x: tensor<?x8xf32>, %segments: tensor<?xi32>, %offset
   %k = tm.seq_project %sum, %e length %len : (tensor<?x8xf32>, tensor<4x16xf32>, i32) -> tensor<4x8xf32>
   return %sum, %k : tensor<?x8xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @linear_residual
+func.func @linear_residual(%h: tensor<?x16xf32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "down.weight" : tensor<8x16xf32>
+  %b = tm.weight "down.bias" : tensor<8xf32>
+  // CHECK: tm.linear %arg0, %{{.*}}, %{{.*}} residual %arg1 {activation = "none"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %y = tm.linear %h, %w, %b residual %x {activation = "none"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
