@@ -107,7 +107,7 @@ int CompileJob::run() {
       return fail("--dump-stages-to: cannot create '" + options.dumpStagesTo +
                   "': " + ec.message()), 1;
   if (options.emit >= Stage::Obj && options.output.empty())
-    return fail("-o OUT is required to write an executable or object"), 1;
+    return fail("-o OUT is required to write an executable or object"), 2;
   // Say so before minutes of compiling, not after, if the output cannot land.
   if (!options.output.empty() && options.output != "-") {
     llvm::StringRef parent = llvm::sys::path::parent_path(options.output);
