@@ -69,10 +69,11 @@ int compileCommand(int argc, char **argv) {
   cl::opt<std::string> emit("emit", cl::desc("Stop after a stage and write it: ast, tm, "
                                              "tm-opt, kernels, halide, stmt, asm, obj, exe"),
                             cl::value_desc("STAGE"), cl::init("exe"), cl::cat(toolOptions));
-  cl::opt<std::string> target("target",
-                              cl::desc(std::string("Code generation target: ") +
-                                       tmc::targetNames()),
-                              cl::value_desc("T"), cl::init("host"), cl::cat(toolOptions));
+  // cl::desc keeps a StringRef: the text must outlive the option (a
+  // temporary here was a use-after-free in --help, found by ASan).
+  const std::string targetHelp = std::string("Code generation target: ") + tmc::targetNames();
+  cl::opt<std::string> target("target", cl::desc(targetHelp), cl::value_desc("T"),
+                              cl::init("host"), cl::cat(toolOptions));
   cl::opt<std::string> dumpDir("dump-stages-to", cl::desc("Write every stage's text into DIR"),
                                cl::value_desc("DIR"), cl::cat(toolOptions));
   cl::opt<bool> printAfterAll("print-ir-after-all",
