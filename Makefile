@@ -2,10 +2,13 @@
 # Each one does the set-up (missing Debian packages), configures and builds into build/.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
+# The same project built with ASan + UBSan (+ LeakSanitizer); the main
+# ctest's sanitize-* tests run its suites (tests/sanitize/).
+ASAN_DIR ?= build-asan
 DEMO_DIR := $(BUILD_DIR)/demo
 DEMO_SPEC := examples/encoder-tiny.tm
 
-.PHONY: setup configure build test demo clean
+.PHONY: setup configure build asan test demo clean
 
 setup:
 	@bash scripts/setup.sh
@@ -18,7 +21,14 @@ configure: setup $(BUILD_DIR)/build.ninja
 build: configure
 	@cmake --build $(BUILD_DIR)
 
-test: build
+$(ASAN_DIR)/build.ninja:
+	@cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DTMC_SANITIZE=address,undefined >/dev/null
+
+asan: setup $(ASAN_DIR)/build.ninja
+	@cmake --build $(ASAN_DIR)
+
+test: build asan
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j2
 
 demo: build
@@ -34,4 +44,4 @@ demo: build
 	  --tokenizer examples/tokenizers/gpt2 --max-new 12 --temperature 0.9 --top-k 40 --seed 3 --bench
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)
