@@ -2,10 +2,13 @@
 # Each one does the set-up (missing Debian packages), configures and builds into build/.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
+# The same project built with ASan + UBSan (+ LeakSanitizer); the main
+# ctest's sanitize-* tests run its suites (tests/sanitize/).
+ASAN_DIR ?= build-asan
 DEMO_DIR := $(BUILD_DIR)/demo
 DEMO_SPEC := examples/encoder-tiny.tm
 
-.PHONY: setup configure build test demo clean
+.PHONY: setup configure build asan test demo clean
 
 setup:
 	@bash scripts/setup.sh
@@ -18,7 +21,14 @@ configure: setup $(BUILD_DIR)/build.ninja
 build: configure
 	@cmake --build $(BUILD_DIR)
 
-test: build
+$(ASAN_DIR)/build.ninja:
+	@cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DTMC_SANITIZE=address,undefined >/dev/null
+
+asan: setup $(ASAN_DIR)/build.ninja
+	@cmake --build $(ASAN_DIR)
+
+test: build asan
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j2
 
 demo: build
@@ -40,4 +50,4 @@ demo: build
 	  --prompt "The LORD is my shepherd" --max-new 40 --temperature 0.7 --top-k 20 --seed 1
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -191,7 +191,7 @@ int CompileJob::run() {
   if (options.emit >= Stage::Obj && options.output.empty())
     return fail(options.emit == Stage::Lib
                     ? "-o DIR (or DIR/NAME) is required to write a library"
-                    : "-o OUT is required to write an executable or object"), 1;
+                    : "-o OUT is required to write an executable or object"), 2;
   // Say so before minutes of compiling, not after, if the output cannot land.
   if (!options.output.empty() && options.output != "-") {
     llvm::StringRef parent = llvm::sys::path::parent_path(options.output);

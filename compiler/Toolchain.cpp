@@ -93,18 +93,28 @@ bool renameInto(const std::string &temp, const std::string &path, std::string *e
   return true;
 }
 
+/// A sanitizer build's runtime archives are instrumented: what links them must
+/// link the sanitizer runtime too (empty in a normal build).
+void addSanitizeFlag(std::vector<std::string> *argv) {
+  if (*TMC_SANITIZE_LINK_FLAG)
+    argv->push_back(TMC_SANITIZE_LINK_FLAG);
+}
+
 } // namespace
 
 bool compileCxx(const std::string &source, const std::string &object, std::string *error) {
-  return run({cxxCompiler(), "-std=c++17", "-O2", "-c", "-I" + runtimeIncludeDir(),
-              "-I" TMC_HALIDE_INCLUDE_DIR, source, "-o", object},
-             error);
+  std::vector<std::string> argv = {cxxCompiler(), "-std=c++17", "-O2", "-c",
+                                   "-I" + runtimeIncludeDir(), "-I" TMC_HALIDE_INCLUDE_DIR};
+  addSanitizeFlag(&argv);
+  argv.insert(argv.end(), {source, "-o", object});
+  return run(argv, error);
 }
 
 bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
                     std::string *error) {
   std::string temp = siblingTemp(output);
   std::vector<std::string> argv = {cxxCompiler(), "-o", temp};
+  addSanitizeFlag(&argv);
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.insert(argv.end(), {runtimeLibDir() + "/libtmr_main.a", runtimeLibDir() + "/libtmr_runtime.a",
                            "-lpthread", "-ldl", "-lm"});

@@ -12,8 +12,9 @@
 // values go to the caches), then one decoding step per new token reads the
 // caches instead of recomputing the prefix.
 //
-// Every problem ends in "error: ..." on stderr and exit status 1; bad input
-// never reaches the model's run function.
+// Every problem ends in "error: ..." on stderr and exit status 1, or 2 for a
+// problem with the command line (options.h); bad input never reaches the
+// model's run function.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/bench.h"
@@ -31,6 +32,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -85,15 +87,15 @@ std::string memoryJson(const tmr_model *model) {
 int runMain(int argc, char **argv) {
   std::string error;
   const tmr_model_desc *desc = tmr_compiled_model();
-  if (!checkDesc(desc, &error))
+  if (!tmr::checkCompiledModel(desc, &error))
     return reportError(error);
   std::string program = programName(argc > 0 ? argv[0] : nullptr);
 
   Options options;
   if (!parseArgs(argc, argv, &options, &error)) {
     std::fprintf(stderr, "error: %s\n\n", error.c_str());
-    printUsage(stderr, program, *desc);
-    return 1;
+    printShortUsage(stderr, program);
+    return kExitUsage;
   }
   if (options.help) {
     printUsage(stdout, program, *desc);
@@ -104,11 +106,11 @@ int runMain(int argc, char **argv) {
                  options.weights.empty()  ? "--weights is required"
                  : options.tokens.empty() ? "--tokens is required (or --prompt with --tokenizer)"
                                           : "give the input as --tokens or --prompt, not both");
-    printUsage(stderr, program, *desc);
-    return 1;
+    printShortUsage(stderr, program);
+    return kExitUsage;
   }
   if (!options.prompt.empty() && options.tokenizer.empty())
-    return reportError("--prompt needs --tokenizer DIR to turn the text into tokens");
+    return usageError("--prompt needs --tokenizer DIR to turn the text into tokens");
 
   std::unique_ptr<tmr::Tokenizer> tokenizer;
   if (!options.tokenizer.empty()) {
@@ -124,22 +126,18 @@ int runMain(int argc, char **argv) {
   if (!options.prompt.empty()) {
     tokens = tokenizer->encode(options.prompt);
     if (tokens.empty())
-      return reportError("--prompt: the text encodes to no tokens");
+      return usageError("--prompt: the text encodes to no tokens");
     if (static_cast<int64_t>(tokens.size()) > desc->max_seq)
-      return reportError("--prompt: " + std::to_string(tokens.size()) +
+      return usageError("--prompt: " + std::to_string(tokens.size()) +
                          " tokens, this model accepts 1 to " + std::to_string(desc->max_seq));
   } else if (!parseTokens(options.tokens, *desc, &tokens, &error)) {
-    return reportError(error);
+    return usageError(error);
   }
-  int64_t threads = 0;
-  if (!options.threads.empty()) {
-    bool outOfRange = false;
-    if (!parseInt(options.threads, &threads, &outOfRange))
-      return reportError("--threads: '" + options.threads + "' is not an integer");
-    if (outOfRange || threads < 0 || threads > kMaxThreads)
-      return reportError("--threads: " + options.threads + " is out of range [0, " +
-                         std::to_string(kMaxThreads) + "]");
-  }
+  int64_t threads = 0, benchRuns = 5;
+  if (!parseThreads(options.threads, &threads, &error) ||
+      (!options.benchRuns.empty() &&
+       !parseBounded("--bench-runs", options.benchRuns, 1, 1000, &benchRuns, &error)))
+    return usageError(error);
 
   // Opened, checked against the manifest, widened to f32 and packed.
   tmr_model_params params = tmr_model_default_params();
@@ -150,17 +148,19 @@ int runMain(int argc, char **argv) {
   std::unique_ptr<tmr_model, void (*)(tmr_model *)> model(handle, tmr_model_close);
   const std::vector<const void *> &pointers = tmr::modelOf(handle).weights();
   const void *prepared = tmr::modelOf(handle).prepared();
+  for (const std::string &warning : tmr::modelOf(handle).warnings())
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
 
   tmr::GenerationOptions generation;
   if (!parseGeneration(options, *desc, &generation, &error))
-    return reportError(error);
+    return usageError(error);
   int64_t numTokens = static_cast<int64_t>(tokens.size());
   bool generates = desc->cache_floats > 0 && std::string(desc->output_kind) == "logits";
   if (generation.maxNew > 0 && !generates)
-    return reportError("--max-new: this model does not generate (it returns " +
+    return usageError("--max-new: this model does not generate (it returns " +
                        std::string(desc->output_kind) + "); only a decoder with an LM head does");
   if (numTokens + generation.maxNew > desc->max_seq)
-    return reportError("--max-new: " + std::to_string(generation.maxNew) +
+    return usageError("--max-new: " + std::to_string(generation.maxNew) +
                        " new tokens after a " + std::to_string(numTokens) +
                        "-token prompt exceed max_seq (" + std::to_string(desc->max_seq) +
                        "); at most " + std::to_string(desc->max_seq - numTokens) + " fit");
@@ -168,27 +168,27 @@ int runMain(int argc, char **argv) {
   std::vector<int32_t> source;
   if (desc->encoder_decoder) {
     if (options.sourceTokens.empty())
-      return reportError("--source-tokens is required: this encoder-decoder model encodes a "
+      return usageError("--source-tokens is required: this encoder-decoder model encodes a "
                          "source and decodes --tokens from it");
     if (!parseTokens(options.sourceTokens, *desc, &source, &error))
-      return reportError("--source-tokens" + error.substr(error.find(':')));
+      return usageError("--source-tokens" + error.substr(error.find(':')));
   } else if (!options.sourceTokens.empty()) {
-    return reportError("--source-tokens: this model has no encoder-decoder structure");
+    return usageError("--source-tokens: this model has no encoder-decoder structure");
   }
   std::vector<int32_t> segments;
   if (!options.segments.empty() &&
       !parseSegments(options.segments, *desc, desc->encoder_decoder ? source.size() : tokens.size(),
                      &segments, &error))
-    return reportError(error);
+    return usageError(error);
 
   int64_t length = 0;
   if (!options.lengths.empty()) {
     if (desc->cache_floats > 0 && !desc->encoder_decoder)
-      return reportError("--lengths: a decoder's prompt has no padding; --lengths applies to an "
+      return usageError("--lengths: a decoder's prompt has no padding; --lengths applies to an "
                          "encoder's input");
     int64_t valid = desc->encoder_decoder ? static_cast<int64_t>(source.size()) : numTokens;
     if (!parseBounded("--lengths", options.lengths, 1, valid, &length, &error))
-      return reportError(error);
+      return usageError(error);
   }
 
   auto session =
@@ -222,12 +222,8 @@ int runMain(int argc, char **argv) {
   }
   tmr::BenchResult bench;
   if (options.bench) {
-    tmr::BenchInputs inputs{tokens, segments, source, length, maxNew, 5};
-    int64_t runs = 5;
-    if (!options.benchRuns.empty() &&
-        !parseBounded("--bench-runs", options.benchRuns, 1, 1000, &runs, &error))
-      return reportError(error);
-    inputs.runs = static_cast<int>(runs);
+    tmr::BenchInputs inputs{tokens, segments, source, length, maxNew,
+                            static_cast<int>(benchRuns)};
     if (!tmr::benchmark(*desc, pointers, prepared, static_cast<int32_t>(threads), inputs,
                         &bench, &error))
       return reportError(error);
@@ -270,6 +266,9 @@ int main(int argc, char **argv) {
   // end in a message rather than std::terminate.
   try {
     return runMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "error: out of memory: the model's weights, caches and activations do "
+                         "not fit in this machine's memory (`tmc check` estimates them)\n");
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
   } catch (...) {

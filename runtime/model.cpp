@@ -21,7 +21,8 @@ namespace {
 /// Tells an unreadable file (TMR_ERROR_IO) from an unparsable one before the
 /// safetensors reader, whose messages do not distinguish them, sees it.
 bool checkReadable(const std::string &path, std::string *error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would otherwise block the open until a writer comes.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     *error = path + ": cannot open: " + std::strerror(errno);
     return false;
@@ -88,6 +89,16 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
     return fail(TMR_ERROR_BAD_WEIGHTS);
   if (!checkTensors(*model->file_, path, desc->tensors, desc->num_tensors, error))
     return fail(TMR_ERROR_BAD_WEIGHTS);
+  // NaN or Inf weights load (a model may mean them) but are worth a word.
+  // The scan faults every weight page in; packing below reads each raw
+  // weight once more and drops it, so drop them here too rather than hold
+  // the whole file resident beside the packed copies.
+  model->warnings_ = nonFiniteWarnings(*model->file_, path);
+  for (int32_t i = 0; i < desc->num_tensors; ++i) {
+    const TensorView *tensor = model->file_->find(desc->tensors[i].name);
+    if (model->file_->isMapped(tensor->data))
+      dropPages(tensor->data, tensor->bytes);
+  }
 
   // Kernels compute in f32: f16 and bf16 weights are widened once, here, and
   // their narrow pages in the mapping are not needed again.

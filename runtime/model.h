@@ -36,6 +36,8 @@ public:
   /// One pointer per manifest tensor, f32 and aligned (null for a weight that
   /// only its packed copy represents now).
   const std::vector<const void *> &weights() const { return pointers_; }
+  /// Warnings about the weights (NaN or Inf values), one line each.
+  const std::vector<std::string> &warnings() const { return warnings_; }
   const void *prepared() const { return prepared_; }
   /// f32 bytes of the weights kernels read: raw ones kept plus packed ones.
   int64_t weightBytes() const;
@@ -49,6 +51,7 @@ private:
   const tmr_model_desc *desc_;
   std::unique_ptr<SafetensorsFile> file_;
   std::vector<const void *> pointers_;
+  std::vector<std::string> warnings_;
   /// Widened copies of f16/bf16 tensors, by manifest index (empty for f32).
   std::vector<AlignedVector<float>> widened_;
   std::vector<bool> dropped_;

@@ -12,9 +12,6 @@
 
 namespace tmr::cli {
 
-
-
-
 std::string programName(const char *argv0) {
   std::string name = argv0 && *argv0 ? argv0 : "model";
   size_t slash = name.rfind('/');
@@ -43,7 +40,8 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                "                  and left out of mean pooling (default: all)\n"
                "  --output FILE   write the output as a NumPy .npy file instead of printing a\n"
                "                  summary\n"
-               "  --threads N     worker threads, 0 (the default) for all cores, at most %d\n"
+               "  --threads N     worker threads, 1 to %d (default: the count the model was\n"
+               "                  compiled with, all cores unless `tmc compile --threads`)\n"
                "  --prompt TEXT   the input as text, encoded with --tokenizer (instead of --tokens)\n"
                "  --tokenizer DIR GPT-2 BPE (encoder.json + vocab.bpe) or WordPiece (vocab.txt);\n"
                "                  generated tokens are then also printed as text\n"
@@ -63,6 +61,13 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                program.c_str(), desc.name ? desc.name : "?",
                desc.output_kind ? desc.output_kind : "model", (long long)desc.output_width,
                (long long)desc.vocab, (long long)desc.max_seq, kMaxThreads);
+}
+
+void printShortUsage(FILE *out, const std::string &program) {
+  std::fprintf(out,
+               "usage: %s --weights W.safetensors (--tokens 1,2,3 | --prompt TEXT --tokenizer DIR)\n"
+               "       [options]   ('%s --help' lists them, with their allowed values)\n",
+               program.c_str(), program.c_str());
 }
 
 /// Fills `options` from argv; false + *error for an unknown flag, a missing
@@ -216,34 +221,21 @@ bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t c
   return true;
 }
 
-/// The model description comes from generated code; check what main() relies
-/// on before using it to size buffers.
-bool checkDesc(const tmr_model_desc *desc, std::string *error) {
-  if (!desc) {
-    *error = "the model has no description (tmr_model() returned null)";
-    return false;
-  }
-  if (desc->abi_version != TMR_ABI_VERSION) {
-    *error = "the model was compiled for runtime ABI version " + std::to_string(desc->abi_version) +
-             ", this runtime implements version " + std::to_string(TMR_ABI_VERSION) +
-             "; recompile it with a matching tmc";
-    return false;
-  }
-  bool ok = desc->run && (desc->prepare == nullptr) == (desc->release == nullptr) &&
-            desc->vocab > 0 &&
-            desc->vocab - 1 <= std::numeric_limits<int32_t>::max() && desc->max_seq > 0 &&
-            desc->output_width > 0 && desc->num_tensors >= 0 && desc->output_rows >= 0 &&
-            desc->cache_floats >= 0 && desc->segments >= 0 &&
-            (desc->encoder_decoder == 0 || desc->encoder_decoder == 1) &&
-            (desc->num_tensors == 0 || desc->tensors) &&
-            desc->max_seq <= std::numeric_limits<int64_t>::max() / desc->output_width;
-  if (!ok)
-    *error = "the model's description is invalid (vocab " + std::to_string(desc->vocab) +
-             ", max_seq " + std::to_string(desc->max_seq) + ", output_width " +
-             std::to_string(desc->output_width) + ")";
-  return ok;
+int usageError(const std::string &message) {
+  size_t start = 0;
+  do {
+    size_t end = message.find('\n', start);
+    std::fprintf(stderr, "error: %s\n", message.substr(start, end - start).c_str());
+    start = end == std::string::npos ? end : end + 1;
+  } while (start != std::string::npos);
+  return kExitUsage;
 }
 
+bool parseThreads(const std::string &text, int64_t *threads, std::string *error) {
+  *threads = 0;
+  // 0 would silently mean "the default": leaving the flag out says that.
+  return text.empty() || parseBounded("--threads", text, 1, kMaxThreads, threads, error);
+}
 
 /// Parses an integer flag value and checks it lies in [low, high].
 bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_t high,

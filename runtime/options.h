@@ -19,6 +19,12 @@ namespace tmr::cli {
 
 constexpr int kMaxThreads = 1024;
 
+/// Exit statuses: a problem with the command line itself (an unknown or
+/// repeated flag, a missing required flag, a value outside its allowed range)
+/// is a usage error, 2, as in getopt and argparse programs; a problem with a
+/// file or a failure while running is 1.
+constexpr int kExitFailure = 1, kExitUsage = 2;
+
 /// The flags as given, before any checking.
 struct Options {
   std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
@@ -30,10 +36,17 @@ struct Options {
 /// The executable's name as the user typed it (for the usage text).
 std::string programName(const char *argv0);
 void printUsage(FILE *out, const std::string &program, const tmr_model_desc &desc);
+/// The two-line synopsis printed after a usage error (the error stays visible).
+void printShortUsage(FILE *out, const std::string &program);
 /// Fills `options` from argv; false + *error for an unknown flag, a missing
 /// value or a flag given twice.
 bool parseArgs(int argc, char **argv, Options *options, std::string *error);
 bool parseInt(std::string_view text, int64_t *value, bool *outOfRange);
+/// Prints each line of `message` as "error: LINE" on stderr; returns kExitUsage.
+int usageError(const std::string &message);
+/// Parses --threads: an integer in [1, kMaxThreads]; 0 when not given (the
+/// count the model was compiled with).
+bool parseThreads(const std::string &text, int64_t *threads, std::string *error);
 /// Parses an integer flag value and checks it lies in [low, high].
 bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_t high,
                   int64_t *value, std::string *error);
@@ -46,7 +59,5 @@ bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t c
 /// The generation flags, each checked against its allowed range.
 bool parseGeneration(const Options &options, const tmr_model_desc &desc,
                      GenerationOptions *generation, std::string *error);
-/// Checks what main() relies on in the generated model description.
-bool checkDesc(const tmr_model_desc *desc, std::string *error);
 
 } // namespace tmr::cli

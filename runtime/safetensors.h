@@ -86,6 +86,22 @@ private:
 bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
                   const tmr_tensor_desc *expected, int32_t count, std::string *error);
 
+/// NaN and infinite elements of one tensor.
+struct NonFinite {
+  int64_t count = 0;
+  int64_t first = -1;      ///< flat index of the first, -1 if none
+  bool firstIsNaN = false; ///< else it is +-infinity
+};
+/// Scans a tensor's elements for NaN and infinities (about as fast as reading
+/// the memory once).
+NonFinite findNonFinite(const TensorView &tensor);
+/// One line per tensor holding NaN or infinities, naming it, the count and the
+/// first one's index; e.g. "w.safetensors: tensor 'x' has 2 non-finite values
+/// (the first, at [3, 17], is NaN)". Such weights load (a model may mean them),
+/// but every output they reach will be NaN, so the user hears about it.
+std::vector<std::string> nonFiniteWarnings(const SafetensorsFile &file,
+                                           const std::string &displayName);
+
 /// One tensor for writeSafetensors; `data` holds product(shape) elements.
 struct TensorToWrite {
   std::string name;

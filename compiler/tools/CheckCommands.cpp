@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/RunMemory.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Manifest.h"
 #include "frontend/MaskAnalysis.h"
 #include "frontend/ModelStats.h"
+#include "runtime/memory.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
@@ -253,7 +255,8 @@ int checkCommand(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<bool> asJson("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
-  parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n");
+  if (!parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n"))
+    return kExitUsage;
   auto loaded = load(input);
   if (!loaded)
     return 1;
@@ -296,6 +299,19 @@ int checkCommand(int argc, char **argv) {
   if (spec.decoder.present)
     summary["decoder"] = stackJson(spec.decoder, sizes->decoderParameters, flops.decoderPrefill);
   summary["config"] = modelConfig(spec);
+  std::optional<RunMemory> memory = estimateRunMemory(*loaded);
+  uint64_t machine = tmr::physicalMemoryBytes();
+  if (memory) {
+    summary["run_memory_bytes"] = {{"weights", memory->weights},     {"packed", memory->packed},
+                                   {"kv_cache", memory->kvCache},    {"activations", memory->activations},
+                                   {"output", memory->output},       {"total", memory->total()}};
+    summary["machine_memory_bytes"] = machine;
+  }
+  // Too large is not an error in the spec: the same model may run elsewhere.
+  if (memory && machine > 0 && static_cast<uint64_t>(memory->total()) > machine)
+    errs() << "tmc: warning: " << input << ": model '" << spec.name << "' needs about "
+           << tmr::formatBytes(memory->total()) << " of memory at run time, more than this "
+           << "machine's " << tmr::formatBytes(machine) << "\n";
   if (asJson) {
     outs() << summary.dump(2) << "\n";
     return 0;
@@ -320,6 +336,13 @@ int checkCommand(int argc, char **argv) {
   for (const char *name : {"encoder", "decoder"})
     if (summary.contains(name))
       printStack(os, name, summary[name]);
+  if (memory)
+    os << "  run memory      " << tmr::formatBytes(memory->total()) << " at max_seq: weights "
+       << tmr::formatBytes(memory->weights) << " (f32) + packed "
+       << tmr::formatBytes(memory->packed) << " + KV cache " << tmr::formatBytes(memory->kvCache)
+       << " + activations " << tmr::formatBytes(memory->activations) << " + output "
+       << tmr::formatBytes(memory->output) << "; this machine has "
+       << tmr::formatBytes(machine) << "\n";
   return 0;
 }
 
@@ -328,7 +351,8 @@ int manifestCommand(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<bool> asJson("json", cl::desc("Print the tensors as JSON"), cl::cat(toolOptions));
-  parseOptions(argc, argv, "tmc manifest: list the weight tensors a model expects\n");
+  if (!parseOptions(argc, argv, "tmc manifest: list the weight tensors a model expects\n"))
+    return kExitUsage;
   auto loaded = load(input);
   if (!loaded)
     return 1;

@@ -17,9 +17,11 @@ void releaseGlobalOptions(std::initializer_list<StringRef> names) {
       it->second->removeArgument();
 }
 
-void parseOptions(int argc, char **argv, const char *overview) {
+bool parseOptions(int argc, char **argv, const char *overview) {
   cl::HideUnrelatedOptions(toolOptions);
-  cl::ParseCommandLineOptions(argc, argv, overview);
+  // With an error stream, llvm::cl reports a bad command line and returns
+  // false instead of calling exit(1): tmc exits kExitUsage (2) instead.
+  return cl::ParseCommandLineOptions(argc, argv, overview, &errs());
 }
 
 std::optional<LoadedSpec> load(const std::string &path) {

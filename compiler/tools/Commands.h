@@ -20,8 +20,13 @@ extern llvm::cl::OptionCategory toolOptions;
 /// before declaring its cl::opts.
 void releaseGlobalOptions(std::initializer_list<llvm::StringRef> names);
 
-/// Parses a command's options; exits with status 1 on a malformed line.
-void parseOptions(int argc, char **argv, const char *overview);
+/// Exit statuses of tmc: 1 for a bad spec or a failed command, 2 for a bad
+/// command line (unknown flag or command, a missing required argument, a value
+/// outside its allowed set), as getopt and argparse programs do.
+constexpr int kExitUsage = 2;
+
+/// Parses a command's options; false (the problem printed) on a malformed line.
+bool parseOptions(int argc, char **argv, const char *overview);
 
 /// Loads a spec for a command; prints diagnostics and returns nullopt on error.
 std::optional<LoadedSpec> load(const std::string &path);

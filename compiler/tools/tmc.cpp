@@ -45,8 +45,9 @@ int initWeightsCommand(int argc, char **argv) {
                               cl::value_desc("W.safetensors"), cl::cat(toolOptions));
   cl::opt<uint64_t> seed("seed", cl::desc("Random seed (default 0)"), cl::init(0),
                          cl::cat(toolOptions));
-  parseOptions(argc, argv,
-               "tmc init-weights: write deterministic random weights for a model\n");
+  if (!parseOptions(argc, argv,
+                    "tmc init-weights: write deterministic random weights for a model\n"))
+    return kExitUsage;
   auto loaded = load(input);
   if (!loaded)
     return 1;
@@ -74,10 +75,11 @@ int compileCommand(int argc, char **argv) {
   cl::opt<std::string> emit("emit", cl::desc("Stop after a stage and write it: ast, tm, "
                                              "tm-opt, kernels, halide, stmt, asm, obj, exe, lib"),
                             cl::value_desc("STAGE"), cl::init("exe"), cl::cat(toolOptions));
-  cl::opt<std::string> target("target",
-                              cl::desc(std::string("Code generation target: ") +
-                                       tmc::targetNames()),
-                              cl::value_desc("T"), cl::init("host"), cl::cat(toolOptions));
+  // cl::desc keeps a StringRef: the text must outlive the option (a
+  // temporary here was a use-after-free in --help, found by ASan).
+  const std::string targetHelp = std::string("Code generation target: ") + tmc::targetNames();
+  cl::opt<std::string> target("target", cl::desc(targetHelp), cl::value_desc("T"),
+                              cl::init("host"), cl::cat(toolOptions));
   cl::opt<std::string> dumpDir("dump-stages-to", cl::desc("Write every stage's text into DIR"),
                                cl::value_desc("DIR"), cl::cat(toolOptions));
   cl::opt<bool> printAfterAll("print-ir-after-all",
@@ -98,7 +100,8 @@ int compileCommand(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
-  parseOptions(argc, argv, "tmc compile: compile a model spec into a standalone executable\n");
+  if (!parseOptions(argc, argv, "tmc compile: compile a model spec into a standalone executable\n"))
+    return kExitUsage;
 
   tmc::CompileOptions options;
   options.input = input;
@@ -112,17 +115,31 @@ int compileCommand(int argc, char **argv) {
   if (!stage) {
     errs() << "tmc: error: --emit: unknown stage '" << emit << "' (expected one of: "
            << tmc::stageNames() << ")\n";
-    return 1;
+    return kExitUsage;
   }
   options.emit = *stage;
   if (optLevel < '0' || optLevel > '3') {
     errs() << "tmc: error: -O" << optLevel << ": the optimization level must be 0 to 3\n";
-    return 1;
+    return kExitUsage;
   }
   options.optLevel = static_cast<unsigned>(optLevel - '0');
   if (threads < 0 || threads > 1024) {
     errs() << "tmc: error: --threads: " << threads << " is out of range [0, 1024]\n";
-    return 1;
+    return kExitUsage;
+  }
+  // Checked here, not minutes into compiling: both are mistakes on the
+  // command line, not in the spec.
+  std::string error;
+  if (!tmc::resolveTarget(target, &error)) {
+    errs() << "tmc: error: " << error << "\n";
+    return kExitUsage;
+  }
+  if (*stage >= tmc::Stage::Obj && output.empty()) {
+    errs() << "tmc: error: "
+           << (*stage == tmc::Stage::Lib ? "-o DIR (or DIR/NAME) is required to write a library"
+                                         : "-o OUT is required to write an executable or object")
+           << "\n";
+    return kExitUsage;
   }
   options.threads = threads;
   return tmc::runCompile(options);
@@ -150,7 +167,7 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc < 2) {
     printUsage(errs());
-    return 1;
+    return kExitUsage;
   }
   StringRef name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
@@ -170,5 +187,5 @@ int main(int argc, char **argv) {
     if (StringRef(command.name).edit_distance(name) <= 2)
       errs() << "tmc: note: did you mean '" << command.name << "'?\n";
   printUsage(errs());
-  return 1;
+  return kExitUsage;
 }

@@ -84,7 +84,7 @@ TEST_F(RuntimeMain, WritesNpyOutput) {
 
 TEST_F(RuntimeMain, AcceptsEqualsFormAndThreads) {
   std::string out = dir_.file("o.npy");
-  Result r = run({"--weights=" + weights_, "--tokens=1", "--output=" + out, "--threads=0"});
+  Result r = run({"--weights=" + weights_, "--tokens=1", "--output=" + out, "--threads=1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("f32 [1, 1, 3]"));
   r = run({"--threads", "1024", "--tokens", "1", "--weights", weights_});
@@ -113,62 +113,66 @@ TEST_F(RuntimeMain, HelpGoesToStdout) {
 
 TEST_F(RuntimeMain, RejectsBadTokens) {
   Result r = run({"--weights", weights_, "--tokens", "1,2,10"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "error: --tokens: token 10 (position 2) is out of range [0, 10)\n");
   EXPECT_EQ(r.out, "");
   r = run({"--weights", weights_, "--tokens", "-1"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("token -1 (position 0) is out of range [0, 10)"));
   r = run({"--weights", weights_, "--tokens", "1,x"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("--tokens: 'x' (position 1) is not an integer"));
   r = run({"--weights", weights_, "--tokens", "1,,2"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("--tokens: '' (position 1) is not an integer"));
   r = run({"--weights", weights_, "--tokens", "99999999999999999999999"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("token 99999999999999999999999 (position 0) is out of range"));
 }
 
 TEST_F(RuntimeMain, RejectsTooManyTokens) {
   Result r = run({"--weights", weights_, "--tokens", "1,2,3,4,5,6,7"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "error: --tokens: 7 tokens given, this model accepts 1 to 6\n");
 }
 
 TEST_F(RuntimeMain, UsageErrors) {
   Result r = run({"--tokens", "1"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: --weights is required"));
   EXPECT_THAT(r.err, HasSubstr("usage: runtime_toy_model"));
   EXPECT_EQ(r.out, "");
   r = run({"--weights", weights_});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: --tokens is required"));
   r = run({"--weights", weights_, "--tokens", "1", "--fast"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: unknown option '--fast'"));
   EXPECT_THAT(r.err, HasSubstr("usage:"));
   r = run({"--weights", weights_, "--tokens"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: missing value for --tokens"));
   r = run({"--weights", "--tokens", "1"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: missing value for --weights"));
   r = run({"--weights", weights_, "--tokens", "1", "--tokens", "2"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: --tokens given more than once"));
   r = run({"--weights", weights_, "--tokens", "1", "extra"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("error: unexpected argument 'extra'"));
 }
 
 TEST_F(RuntimeMain, RejectsBadThreads) {
   Result r = run({"--weights", weights_, "--tokens", "1", "--threads", "2000"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "error: --threads: 2000 is out of range [0, 1024]\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "error: --threads: 2000 is out of range [1, 1024]\n");
+  // 0 is not "all cores": leaving --threads out is.
+  r = run({"--weights", weights_, "--tokens", "1", "--threads", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "error: --threads: 0 is out of range [1, 1024]\n");
   r = run({"--weights", weights_, "--tokens", "1", "--threads", "many"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("--threads: 'many' is not an integer"));
 }
 

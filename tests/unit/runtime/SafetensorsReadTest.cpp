@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -199,3 +200,62 @@ TEST(SafetensorsOpenFile, MisalignedDataIsCopiedAndCorrect) {
 }
 
 } // namespace
+
+namespace {
+
+TensorView viewOf(tmr_dtype dtype, std::vector<int64_t> shape, const void *data, size_t bytes) {
+  TensorView view;
+  view.name = "t";
+  view.dtype = dtype;
+  view.shape = std::move(shape);
+  view.data = data;
+  view.bytes = bytes;
+  return view;
+}
+
+} // namespace
+
+TEST(SafetensorsNonFinite, FindsNaNAndInfinityInEveryDtype) {
+  std::vector<float> f32 = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(findNonFinite(viewOf(TMR_F32, {2, 3}, f32.data(), 24)).count, 0);
+  f32[4] = std::numeric_limits<float>::infinity();
+  f32[5] = std::numeric_limits<float>::quiet_NaN();
+  NonFinite found = findNonFinite(viewOf(TMR_F32, {2, 3}, f32.data(), 24));
+  EXPECT_EQ(found.count, 2);
+  EXPECT_EQ(found.first, 4);
+  EXPECT_FALSE(found.firstIsNaN);
+  // The largest finite float and -0 are fine.
+  std::vector<float> edge = {std::numeric_limits<float>::max(), -0.0f,
+                             std::numeric_limits<float>::denorm_min()};
+  EXPECT_EQ(findNonFinite(viewOf(TMR_F32, {3}, edge.data(), 12)).count, 0);
+
+  // F16: 0x7c00 is +inf, 0x7e00 NaN, 0x7bff the largest finite value.
+  std::vector<uint16_t> f16 = {0x3c00, 0x7bff, 0xfc00, 0x7e00};
+  found = findNonFinite(viewOf(TMR_F16, {4}, f16.data(), 8));
+  EXPECT_EQ(found.count, 2);
+  EXPECT_EQ(found.first, 2);
+  EXPECT_FALSE(found.firstIsNaN);
+  // BF16: 0x7fc0 is NaN, 0x7f7f the largest finite value.
+  std::vector<uint16_t> bf16 = {0x7f7f, 0x7fc0};
+  found = findNonFinite(viewOf(TMR_BF16, {2}, bf16.data(), 4));
+  EXPECT_EQ(found.count, 1);
+  EXPECT_EQ(found.first, 1);
+  EXPECT_TRUE(found.firstIsNaN);
+}
+
+TEST(SafetensorsNonFinite, WarningNamesTensorCountAndIndex) {
+  std::vector<float> values(12, 1.0f);
+  values[7] = std::numeric_limits<float>::quiet_NaN(); // [1, 3] of [3, 4]
+  values[11] = -std::numeric_limits<float>::infinity();
+  std::string header = R"({"ok": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+      "w": {"dtype": "F32", "shape": [3, 4], "data_offsets": [4, 52]}})";
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  writeBytes(path, safetensorsBytes(header, floatBytes({0.5f}) + floatBytes(values)));
+  std::string error;
+  auto file = SafetensorsFile::open(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  EXPECT_THAT(nonFiniteWarnings(*file, "w.safetensors"),
+              testing::ElementsAre("w.safetensors: tensor 'w' has 2 non-finite values (the "
+                                   "first, at [1, 3], is NaN)"));
+}

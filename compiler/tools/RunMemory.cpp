@@ -1,0 +1,99 @@
+//===- RunMemory.cpp - What a compiled model needs in memory --------------===//
+//
+// The figures come from the same kernel plan the executor is generated from:
+// arena widths (from live ranges), cache sizes and the linear weights that
+// prepare() packs. Packing pads each weight to whole register-tile panels; the
+// estimate counts the weights unpadded, so it is a slight underestimate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/tools/RunMemory.h"
+
+#include "compiler/KernelPlan.h"
+#include "dialects/tm/Passes.h"
+#include "frontend/MLIRGen.h"
+#include "frontend/Manifest.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <limits>
+#include <set>
+
+namespace tmc::tools {
+
+namespace {
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
+int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
+}
+
+int64_t elements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count = saturatingMul(count, extent);
+  return count;
+}
+
+} // namespace
+
+int64_t RunMemory::total() const {
+  return saturatingAdd(saturatingAdd(saturatingAdd(weights, packed), saturatingAdd(kvCache, activations)),
+                       output);
+}
+
+std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
+  const ModelSpec &spec = *loaded.spec;
+  // One thread: the plan of even a large model forms in milliseconds, less
+  // than starting a thread pool takes.
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  // A plan that cannot be formed only means no estimate: `tmc compile`
+  // reports why, at the spec's lines; `tmc check` stays quiet about it.
+  mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::OwningOpRef<mlir::ModuleOp> module = buildModule(context, *loaded.sourceMgr, spec);
+  if (!module)
+    return std::nullopt;
+  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  tm::buildOptimizationPipeline(pm, {});
+  if (mlir::failed(pm.run(*module)))
+    return std::nullopt;
+  std::vector<TensorSpec> manifest = buildManifest(spec);
+  std::vector<std::string> names;
+  for (const TensorSpec &tensor : manifest)
+    names.push_back(tensor.name);
+  mlir::FailureOr<KernelPlan> plan = formKernels(*module, names);
+  if (mlir::failed(plan))
+    return std::nullopt;
+
+  constexpr int64_t kFloat = 4;
+  RunMemory memory;
+  for (const TensorSpec &tensor : manifest)
+    memory.weights = saturatingAdd(memory.weights, saturatingMul(elements(tensor.shape), kFloat));
+  std::set<int64_t> packedWeights;
+  for (const KernelCall &call : plan->calls)
+    if (call.kind == KernelCall::Kind::Kernel &&
+        plan->kernels[call.kernel].kind == KernelKind::Linear && call.args.size() > 1 &&
+        call.args[1].slot.kind == Slot::Kind::Weight)
+      packedWeights.insert(call.args[1].slot.index);
+  for (int64_t index : packedWeights)
+    if (index >= 0 && index < static_cast<int64_t>(manifest.size()))
+      memory.packed =
+          saturatingAdd(memory.packed, saturatingMul(elements(manifest[index].shape), kFloat));
+  memory.kvCache = saturatingMul(plan->cacheFloats, kFloat);
+  // The encoder phase's arena (S = source tokens) and the step's (T tokens)
+  // are live at different times, but each up to max_seq rows.
+  int64_t arena = std::max(plan->arenaWidth, plan->encodeArenaWidth);
+  memory.activations = saturatingMul(saturatingMul(arena, spec.maxSeq), kFloat);
+  int64_t rows = plan->outputRows > 0 ? plan->outputRows : spec.maxSeq;
+  memory.output = saturatingMul(saturatingMul(rows, plan->outputWidth), kFloat);
+  return memory;
+}
+
+} // namespace tmc::tools

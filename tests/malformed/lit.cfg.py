@@ -1,0 +1,34 @@
+# lit configuration of the malformed-input suite: every case runs a tool on
+# one bad file or argument through expect.py (exit status, message, no crash,
+# no hang, no partial output).
+import os
+import sys
+import lit.formats
+
+config.name = "tmc-malformed"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test", ".tm"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tmc_obj_root, "tests", "malformed")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tmc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH", "TMPDIR"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+here = os.path.dirname(__file__)
+python = sys.executable
+config.substitutions.append(("%expect", python + " " + os.path.join(here, "expect.py")))
+config.substitutions.append(("%mkweights", python + " " + os.path.join(here, "make_weights.py")))
+config.substitutions.append(("%toy", os.path.join(config.tmc_tools_dir, "runtime_toy_model")))
+config.substitutions.append(("%tmc", os.path.join(config.tmc_tools_dir, "tmc")))
+config.substitutions.append(("%examples", os.path.join(config.tmc_src_root, "examples")))
+config.substitutions.append(("%frontend", os.path.join(config.tmc_src_root, "tests/lit/frontend")))
+
+# ASan reserves terabytes of address space: `ulimit -v` cases cannot run under it.
+if config.tmc_sanitize:
+    config.available_features.add("sanitize")
+if os.getuid() == 0:
+    config.available_features.add("root")
