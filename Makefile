@@ -5,7 +5,7 @@ BUILD_TYPE ?= Release
 DEMO_DIR := $(BUILD_DIR)/demo
 DEMO_SPEC := examples/encoder-tiny.tm
 
-.PHONY: setup configure build test demo clean
+.PHONY: setup configure build test demo bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -32,6 +32,10 @@ demo: build
 	$(BUILD_DIR)/bin/tmc init-weights examples/gpt-mini.tm -o $(DEMO_DIR)/gpt-mini.safetensors --seed 1
 	$(DEMO_DIR)/gpt-mini --weights $(DEMO_DIR)/gpt-mini.safetensors --prompt "The compiler said" \
 	  --tokenizer examples/tokenizers/gpt2 --max-new 12 --temperature 0.9 --top-k 40 --seed 3 --bench
+
+# tmc against PyTorch, ONNX Runtime and llama.cpp (installs the peers; ~15 min; not part of test).
+bench: configure
+	@bash bench/run.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)
