@@ -31,7 +31,9 @@ done
 
 # The peers are the benchmark's dependencies, not the project's (scripts/setup.sh).
 missing=()
-for p in python3-torch python3-onnx python3-numpy nodejs npm; do
+# libopenblas0-pthread: Debian's torch calls libblas.so.3, the reference BLAS
+# (~50x slower) unless OpenBLAS provides it.
+for p in python3-torch python3-onnx python3-numpy libopenblas0-pthread nodejs npm; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then

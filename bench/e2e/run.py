@@ -8,8 +8,10 @@ For every model: compiles the spec with tmc (timed; executable size), writes
 seeded weights (tmc init-weights), exports the same weights to ONNX (from the
 PyTorch module of bench/e2e/torch_model.py) and, for GPT-2, to GGUF; checks
 that every peer's output matches tmc's before timing anything; then runs R
-rounds, each visiting every thread count, model and engine (engines in a
-shuffled order), one process per engine that times K runs after a warm-up.
+rounds per thread count, each visiting every model and engine (engines in a
+shuffled order); each measurement times K runs after a warm-up run. Peers
+serve from one process per engine, model and thread count (loaded once);
+tmc's executable runs as a user runs it, one process per measurement.
 A figure is the median over rounds of each round's median; the spread is the
 rounds' range. Finally a per-kernel profile of tmc's runs (TMR_PROFILE).
 Writes RESULTS/latest.json, latest.md and latest.svg (bench/e2e/report.py).
@@ -64,9 +66,22 @@ def last_json(text):
     raise RuntimeError(f"no JSON result in:\n{text[-2000:]}")
 
 
+BLAS_DIR = None  # --blas-dir: OpenBLAS's libblas.so.3 for torch when the system's is another
+
+
+def torch_blas():
+    """The BLAS library torch's GEMMs go to: Debian torch links libblas.so.3,
+    which is the (very slow) reference BLAS unless OpenBLAS provides it."""
+    if BLAS_DIR:
+        return os.path.realpath(os.path.join(BLAS_DIR, "libblas.so.3"))
+    return os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+
+
 def peer_env(threads):
     """Each peer at its best: the pitfalls of shared/design/PERFORMANCE.md."""
     env = dict(os.environ)
+    if BLAS_DIR:
+        env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     env["OMP_NUM_THREADS"] = str(threads)
     env["OPENBLAS_NUM_THREADS"] = str(threads)
     env["OMP_WAIT_POLICY"] = "PASSIVE"  # Debian torch at 2 threads runs 2-9x slower without
@@ -161,6 +176,7 @@ def check_parity(model, peers):
                     np.stack([kv[index] for kv in past]).astype("<f4").tofile(
                         os.path.join(model.dir, "onnx", f"{name}.f32"))
     out["torch"] = result
+    torch_net = past = None  # the driver stays small while the engines run
     if "ort" in peers:
         check = os.path.join(model.dir, "ort-check")
         cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx"),
@@ -217,36 +233,65 @@ def export_peers(model, peers):
                                os.path.join(REPO, "examples", "tokenizers", "gpt2"))
 
 
-def time_engine(model, engine, threads, runs):
-    """One process of `engine`: per-run medians {prefill_ms, decode_ms, peak_rss_bytes}."""
-    env = peer_env(threads)
-    if engine == "tmc":
-        cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--json",
-                                              "--threads", str(threads)]
-        if model.decoder_only:
-            cmd += ["--max-new", "1"]
-        data = last_json(run(cmd, env=env))
-        return {"prefill_ms": data["prefill_ms"], "decode_ms": data.get("decode_ms") or None,
-                "peak_rss_bytes": data["peak_rss_bytes"]}
-    common = ["--tokens", ids_text(model.tokens), "--threads", str(threads), "--runs", str(runs)]
-    if engine == "torch":
-        cmd = [sys.executable, os.path.join(HERE, "torch_runner.py"), "--check", model.check_path,
-               "--weights", model.weights] + common
-        if model.source is not None:
-            cmd += ["--source", ids_text(model.source)]
-        if model.decoder_only:
-            cmd += ["--decode"]
-    elif engine == "ort":
-        cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx")] + common
-        if model.source is not None:
-            cmd += ["--source", ids_text(model.source)]
-    else:
-        cmd = ["node", os.path.join(PEERS, "llama_runner.mjs"), "--model",
-               os.path.join(model.dir, "model.gguf")] + common
-    data = last_json(run(cmd, env=env))
-    return {"prefill_ms": statistics.median(data["prefill_ms"]),
-            "decode_ms": statistics.median(data["decode_ms"]) if data.get("decode_ms") else None,
+def time_tmc(model, threads, runs):
+    """One tmc process (load, pack, a warm-up run, then `runs` timed runs): its medians."""
+    cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--json",
+                                          "--threads", str(threads)]
+    if model.decoder_only:
+        cmd += ["--max-new", "1"]
+    data = last_json(run(cmd, env=peer_env(threads)))
+    return {"prefill_ms": data["prefill_ms"], "decode_ms": data.get("decode_ms") or None,
             "peak_rss_bytes": data["peak_rss_bytes"]}
+
+
+class Peer:
+    """A peer's process, serving measurements: it loads the model once and
+    answers each "run K" with K timed runs after a warm-up run."""
+
+    def __init__(self, model, engine, threads):
+        common = ["--tokens", ids_text(model.tokens), "--threads", str(threads)]
+        source = ["--source", ids_text(model.source)] if model.source is not None else []
+        if engine == "torch":
+            cmd = [sys.executable, os.path.join(HERE, "torch_runner.py"), "--check", model.check_path,
+                   "--weights", model.weights] + common + source + (["--decode"] if model.decoder_only else [])
+        elif engine == "ort":
+            cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx")] + \
+                common + source
+        else:
+            cmd = ["node", os.path.join(PEERS, "llama_runner.mjs"), "--model",
+                   os.path.join(model.dir, "model.gguf")] + common
+        self.name = f"{engine} ({model.name}, {threads} threads)"
+        self.log_path = os.path.join(model.dir, f"{engine}-{threads}t.log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd + ["--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=peer_env(threads))
+        self._read()  # {"ready": true} once loaded
+
+    def _read(self):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.proc.wait()
+                with open(self.log_path) as f:
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{f.read()[-3000:]}")
+            if line.startswith("{"):
+                return json.loads(line)
+
+    def measure(self, runs):
+        self.proc.stdin.write(f"run {runs}\n")
+        self.proc.stdin.flush()
+        data = self._read()
+        return {"prefill_ms": statistics.median(data["prefill_ms"]),
+                "decode_ms": statistics.median(data["decode_ms"]) if data.get("decode_ms") else None,
+                "peak_rss_bytes": data["peak_rss_bytes"]}
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
 
 
 def sgemm_peak(threads):
@@ -271,6 +316,7 @@ def versions(peers):
     out = {"python": platform.python_version()}
     if not peers:
         return out
+    out["torch BLAS"] = "/".join(torch_blas().split("/")[-2:])
     try:
         import torch
         out["torch"] = torch.__version__
@@ -322,7 +368,17 @@ def main():
                         help="NAME:SPEC:TOKENS[:SOURCE] (a model of your own; replaces --models)")
     parser.add_argument("--readme", default=None, help="README.md whose Benchmarks table to update")
     parser.add_argument("--note", default="", help="a line saying how the run was made (e.g. --boost)")
+    parser.add_argument("--blas-dir", default=None,
+                        help="a directory with OpenBLAS's libblas.so.3, for torch where the system's "
+                             "libblas.so.3 is another (e.g. an unpacked libopenblas0-pthread .deb)")
     args = parser.parse_args()
+    global BLAS_DIR
+    BLAS_DIR = os.path.abspath(args.blas_dir) if args.blas_dir else None
+    if not os.path.exists(os.path.join(BLAS_DIR, "libblas.so.3")) if BLAS_DIR else False:
+        sys.exit(f"run.py: --blas-dir {BLAS_DIR} has no libblas.so.3")
+    if "openblas" not in torch_blas() and args.peers != "none":
+        log(f"warning: torch's BLAS is {torch_blas()}, not OpenBLAS: its GEMMs run far below the "
+            "machine's speed (install libopenblas0-pthread, or pass --blas-dir)")
     tmc = os.path.join(args.build_dir, "bin", "tmc")
     work = args.work or os.path.join(args.build_dir, "bench-e2e")
     threads = [int(t) for t in args.threads.split(",")]
@@ -353,17 +409,27 @@ def main():
     samples = {}  # (model, threads, engine) -> list of per-round results
     log(f"== timing: {args.rounds} rounds x {args.runs} runs (load {load_before})")
     rng = random.Random(SEED)
-    for r in range(args.rounds):
-        for t in threads:
-            if wanted_peers:
-                peak[t] = max(peak[t], sgemm_peak(t))
+    for t in threads:
+        # The peers' processes for this thread count, each loaded once.
+        peers = {}
+        try:
             for model in models:
-                engines = ["tmc"] + model.peers
-                rng.shuffle(engines)
-                for engine in engines:
-                    result = time_engine(model, engine, t, args.runs)
-                    samples.setdefault((model.name, t, engine), []).append(result)
-        log(f"   round {r + 1}/{args.rounds} done (load {loadavg()})")
+                for engine in model.peers:
+                    peers[(model.name, engine)] = Peer(model, engine, t)
+            for r in range(args.rounds):
+                if wanted_peers:
+                    peak[t] = max(peak[t], sgemm_peak(t))
+                for model in models:
+                    engines = ["tmc"] + model.peers
+                    rng.shuffle(engines)
+                    for engine in engines:
+                        result = time_tmc(model, t, args.runs) if engine == "tmc" else \
+                            peers[(model.name, engine)].measure(args.runs)
+                        samples.setdefault((model.name, t, engine), []).append(result)
+                log(f"   {t} thread(s): round {r + 1}/{args.rounds} done (load {loadavg()})")
+        finally:
+            for peer in peers.values():
+                peer.close()
     profiles = {}
     for model in models:
         profiles[model.name] = {str(t): profile(model, t, args.runs) for t in threads}

@@ -1,6 +1,6 @@
 // bench/e2e/llama_runner.mjs - llama.cpp (node-llama-cpp's prebuilt CPU build) on one GGUF model.
 //
-// node llama_runner.mjs --model M.gguf --tokens 1,2,3 --threads N --runs K [--check OUT.json]
+// node llama_runner.mjs --model M.gguf --tokens 1,2,3 --threads N (--runs K | --serve) [--check OUT.json]
 // Each run: a fresh sequence, the prompt in one batch (prefill, timed), then one
 // decoding step of one token after it (timed); both end with the next token. Prints one JSON line:
 // {prefill_ms: [..], decode_ms: [..], peak_rss_bytes, backend}. With --check it
@@ -8,7 +8,11 @@
 // decode token (for the parity check against tmc) and times nothing.
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import fs from "node:fs";
+import readline from "node:readline";
 
+// VmHWM: Node's maxRSS (getrusage) survives execve and would report the parent's peak.
+const peakRssBytes = () =>
+  Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))[1]) * 1024;
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1] ?? ""]] : acc, []));
 const tokens = args.tokens.split(",").map(Number);
@@ -45,19 +49,32 @@ if (args.check) {
 const greedy = {generateNext: {token: true, options: {temperature: 0}}};
 const withNext = (input) => input.map((t, i) => (i === input.length - 1 ? [t, greedy] : t));
 const prompt = withNext(tokens), step = withNext([decodeToken]);
-const prefill = [], decode = [];
-for (let run = 0; run <= runs; ++run) {
-  await sequence.clearHistory();
-  let start = process.hrtime.bigint();
-  await sequence.controlledEvaluate(prompt);
-  const p = Number(process.hrtime.bigint() - start) / 1e6;
-  start = process.hrtime.bigint();
-  await sequence.controlledEvaluate(step);
-  const d = Number(process.hrtime.bigint() - start) / 1e6;
-  if (run > 0) { prefill.push(p); decode.push(d); }  // run 0 warms up
+async function measure(runs) {
+  const prefill = [], decode = [];
+  for (let run = 0; run <= runs; ++run) {
+    await sequence.clearHistory();
+    let start = process.hrtime.bigint();
+    await sequence.controlledEvaluate(prompt);
+    const p = Number(process.hrtime.bigint() - start) / 1e6;
+    start = process.hrtime.bigint();
+    await sequence.controlledEvaluate(step);
+    const d = Number(process.hrtime.bigint() - start) / 1e6;
+    if (run > 0) { prefill.push(p); decode.push(d); }  // run 0 warms up
+  }
+  console.log(JSON.stringify({prefill_ms: prefill, decode_ms: decode,
+                              peak_rss_bytes: peakRssBytes(),
+                              threads: context.currentThreads ?? threads}));
 }
-console.log(JSON.stringify({prefill_ms: prefill, decode_ms: decode,
-                            peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
-                            threads: context.currentThreads ?? threads}));
+
+// --serve: the model loaded once; each line "run K" on stdin gets one JSON line back.
+if (args.serve !== undefined) {
+  console.log(JSON.stringify({ready: true}));
+  const lines = readline.createInterface({input: process.stdin});
+  for await (const line of lines)
+    if (line.startsWith("run "))
+      await measure(Number(line.split(" ")[1]));
+} else {
+  await measure(runs);
+}
 await context.dispose();
 await model.dispose();

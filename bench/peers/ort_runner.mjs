@@ -1,6 +1,6 @@
 // bench/peers/ort_runner.mjs - ONNX Runtime (npm onnxruntime-node, CPU) on the graphs of export_onnx.py.
 //
-// node ort_runner.mjs --dir D --tokens 1,2 [--source 3,4] --threads N --runs K [--check OUT]
+// node ort_runner.mjs --dir D --tokens 1,2 [--source 3,4] --threads N (--runs K | --serve) [--check OUT]
 // Sessions: intra-op threads N, inter-op 1, sequential execution, graph
 // optimization "all". Each run times prefill.onnx on the tokens and, where
 // decode.onnx exists, one decoding step on caches of the prompt's length.
@@ -10,7 +10,11 @@
 import ort from "onnxruntime-node";
 import fs from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
 
+// VmHWM: Node's maxRSS (getrusage) survives execve and would report the parent's peak.
+const peakRssBytes = () =>
+  Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))[1]) * 1024;
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1] ?? ""]] : acc, []));
 const threads = Number(args.threads ?? 1);
@@ -50,21 +54,34 @@ if (args.check) {
   process.exit(0);
 }
 
-const prefillMs = [], decodeMs = [];
-for (let run = 0; run <= runs; ++run) {
-  let start = process.hrtime.bigint();
-  await prefill.run(prefillFeeds);
-  const p = Number(process.hrtime.bigint() - start) / 1e6;
-  let d = 0;
-  if (decode) {
-    start = process.hrtime.bigint();
-    await decode.run(decodeFeeds);
-    d = Number(process.hrtime.bigint() - start) / 1e6;
+async function measure(runs) {
+  const prefillMs = [], decodeMs = [];
+  for (let run = 0; run <= runs; ++run) {
+    let start = process.hrtime.bigint();
+    await prefill.run(prefillFeeds);
+    const p = Number(process.hrtime.bigint() - start) / 1e6;
+    let d = 0;
+    if (decode) {
+      start = process.hrtime.bigint();
+      await decode.run(decodeFeeds);
+      d = Number(process.hrtime.bigint() - start) / 1e6;
+    }
+    if (run > 0) {  // run 0 warms up
+      prefillMs.push(p);
+      if (decode) decodeMs.push(d);
+    }
   }
-  if (run > 0) {  // run 0 warms up
-    prefillMs.push(p);
-    if (decode) decodeMs.push(d);
-  }
+  console.log(JSON.stringify({prefill_ms: prefillMs, decode_ms: decodeMs,
+                              peak_rss_bytes: peakRssBytes()}));
 }
-console.log(JSON.stringify({prefill_ms: prefillMs, decode_ms: decodeMs,
-                            peak_rss_bytes: process.resourceUsage().maxRSS * 1024}));
+
+// --serve: the model loaded once; each line "run K" on stdin gets one JSON line back.
+if (args.serve !== undefined) {
+  console.log(JSON.stringify({ready: true}));
+  const lines = readline.createInterface({input: process.stdin});
+  for await (const line of lines)
+    if (line.startsWith("run "))
+      await measure(Number(line.split(" ")[1]));
+} else {
+  await measure(runs);
+}
