@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh - `make bench`: tmc against PyTorch, ONNX Runtime and llama.cpp, end to end.
 #
-# One command: installs the peers where missing (Debian python3-torch and
-# python3-onnx; npm onnxruntime-node and node-llama-cpp's CPU build into
+# One command: installs the peers where missing (Debian python3-torch, python3-onnx
+# and OpenBLAS; npm onnxruntime-node and node-llama-cpp's CPU build into
 # bench/peers/node_modules), builds tmc, then runs bench/e2e/run.py, which
 # compiles GPT-2 small, BERT base and the Transformer base with tmc, exports the
 # same seeded weights to ONNX and GGUF, checks every peer's output against tmc's
@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) BUILD_DIR="$(realpath -m "$2")"; shift 2 ;;
     --boost) BOOST=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) PASS+=("$1"); shift ;;
   esac
 done

@@ -24,7 +24,7 @@ const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLeve
 const model = await llama.loadModel({modelPath: args.model, gpuLayers: 0});
 const context = await model.createContext({
   contextSize: Math.max(256, tokens.length + 8), batchSize: tokens.length, sequences: 1,
-  threads: {ideal: threads, min: threads}, flashAttention: args["flash-attention"] === "1"});
+  threads: {ideal: threads, min: threads}, flashAttention: args["flash-attention"] !== "0"});
 const sequence = context.getSequence();
 const decodeToken = tokens[0];
 
@@ -47,7 +47,8 @@ if (args.check) {
 // generation does: without it llama.cpp computes no logits at all and skips
 // the LM head (a third of GPT-2 small's decoding work).
 const greedy = {generateNext: {token: true, options: {temperature: 0}}};
-const withNext = (input) => input.map((t, i) => (i === input.length - 1 ? [t, greedy] : t));
+const withNext = (input) => args.next === "none" ? input  // for comparison only: no logits
+  : input.map((t, i) => (i === input.length - 1 ? [t, greedy] : t));
 const prompt = withNext(tokens), step = withNext([decodeToken]);
 async function measure(runs) {
   const prefill = [], decode = [];
