@@ -84,7 +84,7 @@ def summarize(models, samples, threads, peak):
                     rows.append({
                         "model": m.name, "workload": workload_name(info, phase), "phase": phase,
                         "threads": t, "engine": engine, "ms": ms, "ms_min": min(got), "ms_max": max(got),
-                        "rounds": len(got), "gflop": work / 1e9, "gflops": gflops,
+                        "rounds": len(got), "per_round_ms": got, "gflop": work / 1e9, "gflops": gflops,
                         "sgemm_peak_share": gflops / peak[t] if peak.get(t) else None,
                         "tokens_per_s": 1000.0 / ms if phase == "decode" else None,
                         "peak_rss_bytes": rss})
@@ -264,7 +264,7 @@ def svg(doc):
     bar, gap, left, top, height = 14, 22, 330, 40, 18
     rows = sum(len(g[1]) for g in groups)
     total_h = top + rows * height + len(groups) * gap + 40
-    width = 900
+    width = 980
     scale_max = max((r["ms"] / next(x["ms"] for x in g if x["engine"] == "tmc")
                      for _, g in groups for r in g if any(x["engine"] == "tmc" for x in g)), default=1)
     scale_max = max(scale_max, 1.0) * 1.1
