@@ -8,7 +8,7 @@ ASAN_DIR ?= build-asan
 DEMO_DIR := $(BUILD_DIR)/demo
 DEMO_SPEC := examples/encoder-tiny.tm
 
-.PHONY: setup configure build asan test demo clean
+.PHONY: setup configure build asan test demo bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -48,6 +48,10 @@ demo: build
 	  --prompt "And Jesus said unto them" --max-new 40
 	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
 	  --prompt "The LORD is my shepherd" --max-new 40 --temperature 0.7 --top-k 20 --seed 1
+
+# tmc against PyTorch, ONNX Runtime and llama.cpp (installs the peers; ~15 min; not part of test).
+bench: configure
+	@bash bench/run.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

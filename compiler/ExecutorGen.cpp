@@ -22,14 +22,89 @@ constexpr const char *kPrelude = R"cpp(#include "runtime/tmr_abi.h"
 #include "HalideRuntime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <new>
 #include <vector>
 
 namespace {
+
+/// Opt-in per-kernel timing: TMR_PROFILE=FILE (or "-" for stderr) makes every
+/// kernel call time itself and the totals go to FILE as JSON at exit. Unset,
+/// a call costs one predictable branch on this flag.
+const char *const profilePath = std::getenv("TMR_PROFILE");
+const bool profiling = profilePath && profilePath[0];
+
+/// Time spent in one call site, per phase: 0 a prompt run (T > 1), 1 a
+/// decoding step (T == 1), 2 the encoder-decoder's encode phase.
+struct ProfileSlot {
+  const char *kernel, *op, *site;
+  double ms[3];
+  long long calls[3];
+};
+
+struct ProfileTimer {
+  ProfileSlot *slot = nullptr;
+  int phase = 0;
+  std::chrono::steady_clock::time_point start;
+  ProfileTimer(ProfileSlot &s, int p) {
+    if (profiling) {
+      slot = &s;
+      phase = p;
+      start = std::chrono::steady_clock::now();
+    }
+  }
+  ~ProfileTimer() {
+    if (slot) {
+      slot->ms[phase] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      ++slot->calls[phase];
+    }
+  }
+};
+
+void writeJsonString(std::FILE *out, const char *text) {
+  std::fputc('"', out);
+  for (; *text; ++text) {
+    if (*text == '"' || *text == '\\')
+      std::fputc('\\', out);
+    std::fputc(*text, out);
+  }
+  std::fputc('"', out);
+}
+
+void writeProfile(const ProfileSlot *slots, int count) {
+  std::FILE *out = std::strcmp(profilePath, "-") == 0 ? stderr : std::fopen(profilePath, "w");
+  if (!out) {
+    std::fprintf(stderr, "warning: TMR_PROFILE: cannot write %s\n", profilePath);
+    return;
+  }
+  static const char *const phases[] = {"prompt", "step", "encode"};
+  std::fprintf(out, "[");
+  bool first = true;
+  for (int i = 0; i < count; ++i)
+    for (int p = 0; p < 3; ++p) {
+      if (!slots[i].calls[p])
+        continue;
+      std::fprintf(out, "%s\n  {\"call\": %d, \"kernel\": ", first ? "" : ",", i);
+      writeJsonString(out, slots[i].kernel);
+      std::fprintf(out, ", \"op\": ");
+      writeJsonString(out, slots[i].op);
+      std::fprintf(out, ", \"site\": ");
+      writeJsonString(out, slots[i].site);
+      std::fprintf(out, ", \"phase\": \"%s\", \"calls\": %lld, \"ms\": %.6f}", phases[p],
+                   slots[i].calls[p], slots[i].ms[p]);
+      first = false;
+    }
+  std::fprintf(out, "\n]\n");
+  if (out != stderr)
+    std::fclose(out);
+}
 
 thread_local char halideMessage[1024];
 
@@ -226,6 +301,9 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
       if (call.phase != phase)
         continue;
       os << "    { // " << call.opName << " " << call.location << "\n";
+      size_t site = &call - plan.calls.data();
+      os << "      ProfileTimer timer(profileSlots[" << site << "], "
+         << (phase == KernelCall::Phase::Encode ? "2" : "T == 1 ? 1 : 0") << ");\n";
       if (call.kind == KernelCall::Kind::CacheAppend) {
         const CacheDesc &cache = plan.caches[call.args[1].slot.index];
         os << "      std::memcpy(args->cache + " << cache.offset
@@ -300,6 +378,20 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << "    (void)tokens, (void)segments, (void)arena, (void)L;\n";
   };
 
+  // One profile slot per call site (TMR_PROFILE), written out at exit.
+  os << "ProfileSlot profileSlots[] = {\n";
+  for (const KernelCall &call : plan.calls)
+    os << "  {" << quote(call.kind == KernelCall::Kind::CacheAppend ? "cache_append"
+                                                                    : plan.kernels[call.kernel].name())
+       << ", " << quote(call.opName) << ", " << quote(call.location) << ", {}, {}},\n";
+  if (plan.calls.empty())
+    os << "  {\"\", \"\", \"\", {}, {}},\n";
+  os << "};\n\n"
+     << "struct ProfileDump {\n"
+     << "  ~ProfileDump() {\n"
+     << "    if (profiling)\n"
+     << "      writeProfile(profileSlots, " << plan.calls.size() << ");\n"
+     << "  }\n} profileDump;\n\n";
   os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
      << "  const int32_t P = static_cast<int32_t>(args->offset);\n"
      << "  if (args->num_tokens < 1 || args->offset < 0 || args->offset + args->num_tokens > "

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include <sys/resource.h>
 
@@ -24,6 +25,25 @@ double median(std::vector<double> values) {
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+/// This program's peak resident memory. Linux keeps getrusage's ru_maxrss
+/// across execve, so a model started by a large process would report its
+/// parent's peak; VmHWM belongs to this program's own address space.
+int64_t peakRssBytes() {
+  if (std::FILE *status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, status))
+      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+        break;
+    std::fclose(status);
+    if (kib >= 0)
+      return static_cast<int64_t>(kib) * 1024;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
 } // namespace
@@ -58,9 +78,7 @@ bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weig
   result->prefillMs = median(prefill);
   result->decodeMs = median(decode);
   result->decodeSteps = static_cast<int64_t>(decode.size());
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  result->peakRssBytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  result->peakRssBytes = peakRssBytes();
   return true;
 }
 

