@@ -2,6 +2,8 @@
 
 #include "compiler/Toolchain.h"
 
+#include "runtime/atomic_file.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -85,6 +87,20 @@ std::string siblingTemp(const std::string &path) {
 }
 
 bool renameInto(const std::string &temp, const std::string &path, std::string *error) {
+  // `-o /dev/null`: renaming over a device would replace the node itself, so
+  // its contents are written into it instead.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status)) {
+    auto buffer = llvm::MemoryBuffer::getFile(temp, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    llvm::sys::fs::remove(temp);
+    if (!buffer) {
+      *error = "cannot read '" + temp + "': " + buffer.getError().message();
+      return false;
+    }
+    return writeFileAtomically(path, (*buffer)->getBuffer().str(), error);
+  }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
     llvm::sys::fs::remove(temp);
     *error = "cannot write '" + path + "': " + ec.message();
@@ -183,24 +199,9 @@ bool readRuntimeHeader(std::string *text, std::string *error) {
 
 bool writeFileAtomically(const std::string &path, const std::string &contents,
                          std::string *error) {
-  std::string temp = siblingTemp(path);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec) {
-      *error = "cannot write '" + path + "': " + ec.message();
-      return false;
-    }
-    os << contents;
-    os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(temp);
-      *error = "cannot write '" + path + "': " + os.error().message();
-      os.clear_error();
-      return false;
-    }
-  }
-  return renameInto(temp, path, error);
+  // The runtime's writer: temp file + rename, or in place for a device.
+  std::unique_ptr<tmr::AtomicFile> file = tmr::AtomicFile::create(path, error);
+  return file && file->write(contents.data(), contents.size(), error) && file->commit(error);
 }
 
 } // namespace tmc

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tmr {
@@ -36,6 +37,17 @@ std::unique_ptr<AtomicFile> AtomicFile::create(const std::string &path, std::str
   if (path.back() == '/') {
     fail(error, "cannot create '" + path + "': the name is a directory");
     return nullptr;
+  }
+  // A device or FIFO (`--output /dev/null`, `-o /dev/stdout`) is written in
+  // place: renaming a file over it would replace the device node itself.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      fail(error, describeErrno("cannot write", path, errno));
+      return nullptr;
+    }
+    return std::unique_ptr<AtomicFile>(new AtomicFile(path, "", fd));
   }
   // The temporary file must live in the target's directory: rename(2) is only
   // atomic (and only possible) within one file system.
@@ -68,7 +80,8 @@ void AtomicFile::discard() {
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
-    ::unlink(tempPath_.c_str());
+    if (!tempPath_.empty())
+      ::unlink(tempPath_.c_str());
   }
 }
 
@@ -96,7 +109,9 @@ bool AtomicFile::commit(std::string *error) {
     discard();
     return fail(error, "cannot write '" + path_ + "': an earlier write failed");
   }
-  if (::fsync(fd_) != 0) {
+  // Written in place (a device): nothing to sync or rename.
+  bool inPlace = tempPath_.empty();
+  if (!inPlace && ::fsync(fd_) != 0) {
     int err = errno;
     discard();
     return fail(error, describeErrno("cannot write", path_, err));
@@ -105,9 +120,12 @@ bool AtomicFile::commit(std::string *error) {
   fd_ = -1;
   if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(tempPath_.c_str());
+    if (!inPlace)
+      ::unlink(tempPath_.c_str());
     return fail(error, describeErrno("cannot write", path_, err));
   }
+  if (inPlace)
+    return true;
   if (::rename(tempPath_.c_str(), path_.c_str()) != 0) {
     int err = errno;
     ::unlink(tempPath_.c_str());

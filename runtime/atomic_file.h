@@ -3,7 +3,8 @@
 // Every file the runtime and the tools write goes through a temporary file in
 // the target's directory that is renamed into place only once it is complete,
 // so an interrupted or failed write never leaves a truncated file under the
-// final name (ARCHITECTURE.md, "Output files are written atomically").
+// final name (ARCHITECTURE.md, "Output files are written atomically"). An
+// existing device or FIFO (/dev/null, /dev/stdout) is written in place instead.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -36,6 +37,7 @@ public:
   const std::string &path() const { return path_; }
 
 private:
+  /// An empty `tempPath` writes `path` in place (a device or FIFO).
   AtomicFile(std::string path, std::string tempPath, int fd)
       : path_(std::move(path)), tempPath_(std::move(tempPath)), fd_(fd) {}
   void discard();
