@@ -33,9 +33,13 @@ done
 missing=()
 # libopenblas0-pthread: Debian's torch calls libblas.so.3, the reference BLAS
 # (~50x slower) unless OpenBLAS provides it.
-for p in python3-torch python3-onnx python3-numpy libopenblas0-pthread nodejs npm; do
+for p in python3-torch python3-onnx python3-numpy libopenblas0-pthread; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] || missing+=("$p")
 done
+# Node.js and npm may come from elsewhere than Debian's packages (NodeSource's
+# nodejs bundles npm and conflicts with Debian's): ask for the commands.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "== installing ${missing[*]} (apt)"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
@@ -51,7 +55,12 @@ PEERS="$REPO/bench/peers"
 if [[ ! -f "$PEERS/node_modules/.package-lock.json" ||
       "$PEERS/package-lock.json" -nt "$PEERS/node_modules/.package-lock.json" ]]; then
   echo "== installing onnxruntime-node and node-llama-cpp (npm) into bench/peers"
-  (cd "$PEERS" && npm ci --ignore-scripts --omit=optional --no-audit --no-fund --loglevel=error)
+  # `npm install --no-save` rather than `npm ci`: npm 11's ci refuses a lock
+  # that lists other platforms' optional packages without versions (it says
+  # "Missing: @node-llama-cpp/win-x64@ from lock file"); install follows the
+  # same lock without rewriting it.
+  (cd "$PEERS" && npm install --no-save --ignore-scripts --omit=optional --no-audit --no-fund \
+     --loglevel=error)
 fi
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
