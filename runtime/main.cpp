@@ -57,13 +57,8 @@ void printSummary(const std::vector<float> &output, int64_t rows, int64_t width,
 
 /// Prints each line of a (possibly multi-line) message as an error.
 int reportError(const std::string &message) {
-  size_t start = 0;
-  do {
-    size_t end = message.find('\n', start);
-    std::fprintf(stderr, "error: %s\n", message.substr(start, end - start).c_str());
-    start = end == std::string::npos ? end : end + 1;
-  } while (start != std::string::npos);
-  return 1;
+  printError(message);
+  return kExitFailure;
 }
 
 std::string joinIds(const std::vector<int32_t> &ids, const char *separator, const char *open,

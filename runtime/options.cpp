@@ -221,13 +221,17 @@ bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t c
   return true;
 }
 
-int usageError(const std::string &message) {
+void printError(const std::string &message) {
   size_t start = 0;
   do {
     size_t end = message.find('\n', start);
     std::fprintf(stderr, "error: %s\n", message.substr(start, end - start).c_str());
     start = end == std::string::npos ? end : end + 1;
   } while (start != std::string::npos);
+}
+
+int usageError(const std::string &message) {
+  printError(message);
   return kExitUsage;
 }
 

@@ -42,7 +42,9 @@ void printShortUsage(FILE *out, const std::string &program);
 /// value or a flag given twice.
 bool parseArgs(int argc, char **argv, Options *options, std::string *error);
 bool parseInt(std::string_view text, int64_t *value, bool *outOfRange);
-/// Prints each line of `message` as "error: LINE" on stderr; returns kExitUsage.
+/// Prints each line of `message` as "error: LINE" on stderr.
+void printError(const std::string &message);
+/// printError(message); returns kExitUsage.
 int usageError(const std::string &message);
 /// Parses --threads: an integer in [1, kMaxThreads]; 0 when not given (the
 /// count the model was compiled with).
