@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# embed_example.sh TMC SOURCE_DIR WORK_DIR
+# embed_example.sh TMC SOURCE_DIR WORK_DIR [LINK_FLAG]
 #
 # What a new user does with examples/embed: compile a spec with --emit=lib,
 # build examples/embed/main.c against libmodel.a with the system C compiler
@@ -7,6 +7,9 @@
 # the same spec prints for the same weights and tokens.
 set -euo pipefail
 tmc=$1 src=$2 work=$3
+# A sanitizer build's library holds instrumented runtime objects: its
+# programs link the sanitizer runtime too (-fsanitize=..., else empty).
+link_flag=${4:-}
 cc=${CC:-cc}
 rm -rf "$work"
 mkdir -p "$work"
@@ -22,7 +25,7 @@ check() {
   "$tmc" init-weights "$spec" -o "$dir/w.safetensors" --seed 7
   # The link line examples/embed/README.md gives, with warnings as errors.
   "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "$src/examples/embed/main.c" -I"$dir" \
-    "$dir/libmodel.a" -lstdc++ -lm -lpthread -ldl -o "$dir/embed"
+    "$dir/libmodel.a" $link_flag -lstdc++ -lm -lpthread -ldl -o "$dir/embed"
   if ldd "$dir/embed" | grep -Ei 'llvm|mlir|halide'; then
     echo "FAIL: the embedding program loads a compiler library" >&2
     exit 1
@@ -40,7 +43,7 @@ check() {
   # Decoders: cached steps against full recomputation, reset reproducibility.
   if [ "$max_new" -gt 0 ]; then
     "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "$src/tests/embed/decode_check.c" -I"$dir" \
-      "$dir/libmodel.a" -lstdc++ -lm -lpthread -ldl -o "$dir/decode_check"
+      "$dir/libmodel.a" $link_flag -lstdc++ -lm -lpthread -ldl -o "$dir/decode_check"
     "$dir/decode_check" "$dir/w.safetensors" ${source//,/ }
   fi
 }
