@@ -10,13 +10,9 @@
 import ort from "onnxruntime-node";
 import fs from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
+import {parseArgs, peakRssBytes, serveOrMeasure} from "./common.mjs";
 
-// VmHWM: Node's maxRSS (getrusage) survives execve and would report the parent's peak.
-const peakRssBytes = () =>
-  Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))[1]) * 1024;
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
-  a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1] ?? ""]] : acc, []));
+const args = parseArgs();
 const threads = Number(args.threads ?? 1);
 const runs = Number(args.runs ?? 5);
 const ids = (text) => BigInt64Array.from(text.split(",").map((t) => BigInt(t)));
@@ -75,13 +71,4 @@ async function measure(runs) {
                               peak_rss_bytes: peakRssBytes()}));
 }
 
-// --serve: the model loaded once; each line "run K" on stdin gets one JSON line back.
-if (args.serve !== undefined) {
-  console.log(JSON.stringify({ready: true}));
-  const lines = readline.createInterface({input: process.stdin});
-  for await (const line of lines)
-    if (line.startsWith("run "))
-      await measure(Number(line.split(" ")[1]));
-} else {
-  await measure(runs);
-}
+await serveOrMeasure(args, runs, measure);
