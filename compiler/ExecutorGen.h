@@ -29,7 +29,8 @@ struct ExecutorOptions {
   std::string variantSuffix;
 };
 
-/// C++ source of the executor. Kernel i is called as `tmk_<kernels[i].name()>`.
+/// C++ source of the executor. Kernel i is called as
+/// `tmk_<kernels[i].name()><options.variantSuffix>`.
 std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
                              const std::vector<TensorSpec> &manifest,
                              const ExecutorOptions &options);

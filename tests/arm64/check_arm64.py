@@ -5,7 +5,9 @@ same weights and tokens, must agree: outputs to 1e-4 relative, greedy
 generated tokens identical. Also checks that the aarch64 executable is a
 statically linked aarch64 ELF (`file`) and reports its ISA as neon.
 
-Usage: check_arm64.py --tmc BUILD/bin/tmc --spec SPEC.tm [--qemu qemu-aarch64]
+Usage: check_arm64.py --tmc BUILD/bin/tmc --spec SPEC.tm [--weights W.safetensors]
+                      [--qemu qemu-aarch64]
+(without --weights, seeded random ones from `tmc init-weights`)
 """
 import argparse
 import json
@@ -31,6 +33,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tmc", required=True)
     parser.add_argument("--spec", required=True)
+    parser.add_argument("--weights", help="trained weights (default: tmc init-weights)")
     parser.add_argument("--qemu", default="qemu-aarch64")
     args = parser.parse_args()
 
@@ -40,7 +43,10 @@ def main():
         weights = os.path.join(tmp, "w.safetensors")
         run([args.tmc, "compile", args.spec, "-o", host])
         run([args.tmc, "compile", args.spec, "--target", "arm64-linux", "-o", arm])
-        run([args.tmc, "init-weights", args.spec, "-o", weights, "--seed", "3"])
+        if args.weights:
+            weights = args.weights
+        else:
+            run([args.tmc, "init-weights", args.spec, "-o", weights, "--seed", "3"])
 
         kind = run(["file", arm])
         if "ARM aarch64" not in kind or "statically linked" not in kind:
