@@ -3,7 +3,9 @@
 spec (`tmc compile --target arm64-linux`), run under qemu-aarch64 with the
 same weights and tokens, must agree: outputs to 1e-4 relative, greedy
 generated tokens identical. Also checks that the aarch64 executable is a
-statically linked aarch64 ELF (`file`) and reports its ISA as neon.
+statically linked aarch64 ELF (`file`), reports its ISA as neon, and that
+`tmc verify --target arm64-linux` (the kernels under qemu against the float64
+reference, value by value) passes.
 
 Usage: check_arm64.py --tmc BUILD/bin/tmc --spec SPEC.tm [--weights W.safetensors]
                       [--qemu qemu-aarch64]
@@ -99,6 +101,11 @@ def main():
             print(f"sampled: host {sampled['host']}, arm64 {sampled['arm']}")
             if sampled["host"] != sampled["arm"]:
                 sys.exit("FAIL: sampled generation differs")
+        # Kernel by kernel against the float64 reference, the aarch64 build
+        # traced under qemu (tmc verify --target arm64-linux).
+        report = run([args.tmc, "verify", args.spec, "--weights", weights,
+                      "--target", "arm64-linux"])
+        print(report.strip().splitlines()[-1])
     print("PASS")
 
 
