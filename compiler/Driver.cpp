@@ -175,7 +175,7 @@ bool CompileJob::writeLibrary(const std::vector<std::string> &objects, const Ker
   std::string headerText =
       generateLibraryHeader(plan, spec, name, runtimeHeader, executorOptions);
   // The archive first: a header without its library is the worse half.
-  if (!archiveLibrary(objects, std::string(archive), workDir, &error) ||
+  if (!archiveLibrary(objects, std::string(archive), workDir, &error, &executorOptions.target) ||
       !writeFileAtomically(std::string(header), headerText, &error)) {
     llvm::sys::fs::remove(archive);
     return fail(error);
@@ -319,20 +319,41 @@ int CompileJob::run() {
   if (request.wantAssembly && finishStage(Stage::Asm, kernels.assemblyText, "7-asm.s"))
     return failed;
 
-  // Stages: obj, exe.
+  // Stages: obj, exe. A multi-ISA target has one executor per variant (each
+  // packs weights into its own kernels' layout) and a dispatcher between them.
   ExecutorOptions executorOptions{options.input, options.threads, *target, options.trace};
-  std::string executor = generateExecutor(*plan, spec, manifest, executorOptions);
-  if (!dumpText(executor, "8-executor.cpp"))
+  std::vector<std::pair<std::string, std::string>> sources; // name, text
+  if (target->variants.empty()) {
+    sources.emplace_back("executor", generateExecutor(*plan, spec, manifest, executorOptions));
+  } else {
+    for (const TargetInfo &variant : target->variants) {
+      ExecutorOptions variantOptions = executorOptions;
+      variantOptions.target = variant;
+      variantOptions.variantSuffix = std::string("_") + variant.isaName();
+      sources.emplace_back(std::string("executor-") + variant.isaName(),
+                           generateExecutor(*plan, spec, manifest, variantOptions));
+    }
+    sources.emplace_back("dispatch", generateDispatcher(*target));
+  }
+  std::string dumped;
+  for (const auto &[name, text] : sources)
+    dumped += (sources.size() > 1 ? "// ---- " + name + ".cpp\n" : std::string()) + text;
+  if (!dumpText(dumped, "8-executor.cpp"))
     return 1;
-  std::string source = workDir + "/executor.cpp", object = workDir + "/executor.o";
-  if (!writeFileAtomically(source, executor, &error) || !compileCxx(source, object, &error))
-    return fail(error), 1;
   std::vector<std::string> objects = kernels.objects;
-  objects.insert(objects.begin(), object);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string source = workDir + "/" + sources[i].first + ".cpp";
+    std::string object = workDir + "/" + sources[i].first + ".o";
+    if (!writeFileAtomically(source, sources[i].second, &error) ||
+        !compileCxx(source, object, &error, &*target))
+      return fail(error), 1;
+    objects.insert(objects.begin() + static_cast<std::ptrdiff_t>(i), object);
+  }
   if (options.emit == Stage::Lib)
     return writeLibrary(objects, *plan, spec, executorOptions) ? 0 : 1;
-  bool linked = options.emit == Stage::Obj ? linkRelocatable(objects, options.output, &error)
-                                           : linkExecutable(objects, options.output, &error);
+  bool linked = options.emit == Stage::Obj
+                    ? linkRelocatable(objects, options.output, &error, &*target)
+                    : linkExecutable(objects, options.output, &error, &*target);
   if (!linked)
     return fail(error), 1;
   return 0;

@@ -41,7 +41,7 @@ struct Schedule {
 };
 
 /// What tmc picks without a tuning database: register tiles sized to the
-/// target's vector registers (16 lanes on AVX-512, 8 on AVX2).
+/// target's vector registers (16 lanes on AVX-512, 8 on AVX2, 4 on NEON).
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);
 
 /// The layout a linear kernel's GEMM works in, derived from its shape and
