@@ -1,6 +1,6 @@
 //===- Driver.cpp - The stages of `tmc compile` ---------------------------===//
 //
-// spec -> AST -> tm (MLIRGen) -> tm-opt (pass pipeline) -> kernels (plan)
+// spec -> AST -> tm (MLIRGen) -> tm-opt (pass pipeline) -> kernels (tmk passes, plan)
 //      -> halide (lowering + schedules) -> stmt/asm/obj (Halide AOT)
 //      -> exe (generated executor + runtime, linked by the system compiler).
 // Each stage's text can be emitted alone (--emit) or all dumped (--dump-stages-to).
@@ -15,6 +15,7 @@
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
 #include "dialects/tm/Passes.h"
+#include "dialects/tmk/Passes.h"
 #include "frontend/Frontend.h"
 #include "frontend/MLIRGen.h"
 #include "frontend/Manifest.h"
@@ -27,6 +28,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -52,6 +54,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &context, const s
                                              const std::string &specOverride,
                                              llvm::SourceMgr &sourceMgr, LoadedSpec *loaded) {
   context.getOrLoadDialect<tm::TMDialect>();
+  context.getOrLoadDialect<tmk::TMKDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer = mlir::openInputFile(path, &error);
@@ -279,7 +282,18 @@ int CompileJob::run() {
   if (finishIR(Stage::TMOpt, "3-tm-opt.mlir"))
     return failed;
 
-  // Stage: kernels.
+  // Stage: kernels (tmk): one call per kernel, shared kernels, decode
+  // variants, arena offsets; then read into the plan.
+  mlir::PassManager kernelPm(&context, mlir::ModuleOp::getOperationName());
+  if (mlir::failed(mlir::applyPassManagerCLOptions(kernelPm)))
+    return fail("invalid MLIR pass-manager options"), 1;
+  if (options.printIRAfterAll)
+    kernelPm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                              [](mlir::Pass *, mlir::Operation *) { return true; },
+                              /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  tmk::buildKernelPipeline(kernelPm, options.explain);
+  if (mlir::failed(kernelPm.run(*module)))
+    return 1;
   std::vector<TensorSpec> manifest = buildManifest(spec);
   std::vector<std::string> names;
   for (const TensorSpec &tensor : manifest)
@@ -290,10 +304,19 @@ int CompileJob::run() {
   if (planOut)
     *planOut = *plan;
   {
-    std::string text;
-    llvm::raw_string_ostream os(text);
+    // The tmk module (it parses again), then the plan it reads as, commented.
+    std::string listing;
+    llvm::raw_string_ostream os(listing);
     printKernelPlan(*plan, os);
-    if (finishStage(Stage::Kernels, text, "4-kernels.txt"))
+    std::string comment = "\n// The kernel plan this module reads as:\n";
+    for (llvm::StringRef line : llvm::split(llvm::StringRef(listing).rtrim('\n'), '\n'))
+      comment += line.empty() ? "//\n"
+                 : line.starts_with("//") ? line.str() + "\n"
+                                          : "// " + line.str() + "\n";
+    if (!dumpText(printModule(true) + comment, "4-kernels.mlir"))
+      return 1;
+    if (options.emit == Stage::Kernels &&
+        finishStage(Stage::Kernels, printModule(false) + comment, nullptr))
       return failed;
   }
 

@@ -56,6 +56,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   }
   s.queryTile = 16;
   s.parallel = true;
+  // Kernels no decoding step calls never run one row at a time.
+  s.decodeVariant = kernel.decodeVariant;
   return s;
 }
 
