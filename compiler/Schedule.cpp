@@ -52,10 +52,10 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   }
   // Attention: the online softmax over blocks of 64 keys beat the one-pass
   // form at every length measured (GPT-2 small heads, causal, AVX-512,
-  // bench/kernels: 0.52 vs 1.11 ms at T = 128 and 5.7 vs 19 ms at T = 512 on
-  // one thread); blocks of 32 or 128 and query tiles of 32 or 64 were within
-  // noise or slower. keyBlock = 0 keeps the one-pass form selectable.
-  s.queryTile = 16;
+  // bench/kernels, one thread: 0.45 vs 0.99 ms at T = 128, 5.1 vs 17.3 ms at
+  // T = 512; AVX2 likewise); blocks of 32 or 128 were slower, query tiles of
+  // 32 were 1-3% faster than 16 or 64. keyBlock = 0 selects the one-pass form.
+  s.queryTile = 32;
   s.keyBlock = 64;
   s.parallel = true;
   return s;
