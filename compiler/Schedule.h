@@ -26,6 +26,8 @@ struct Schedule {
                         ///< for a linear kernel also the packed weight's panel width
   int tileRows = 4;     ///< tokens per register tile
   int queryTile = 16;   ///< attention: queries per parallel task
+  int keyBlock = 0;     ///< attention: keys per block of the online softmax;
+                        ///< 0: one pass, the scores of a query tile against all its keys
   bool parallel = true; ///< spread tiles over the thread pool
 
   // Linear (GEMM) only.

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# bench/kernels/run.sh - GEMM kernels of tmc against oneDNN's sgemm.
+# bench/kernels/run.sh - tmc's kernels against peers: GEMMs against oneDNN's
+# sgemm, fused attention against an unfused version.
 #
 # One command: builds the kernel generator in a tmc build dir, AOT-compiles
 # the GEMM kernels (pack + GEMM per shape and schedule variant), builds the
 # timing harness against oneDNN (Debian libdnnl-dev, installed here if
-# missing) and prints GFLOP/s and tmc/oneDNN ratios at 1 and 2 threads.
+# missing) and prints GFLOP/s and tmc/oneDNN ratios at 1 and 2 threads; then
+# the same for GPT-2 small's fused causal attention (schedule variants) and
+# an unfused one (QK^T GEMM, softmax, PV GEMM through [12, T, T] scores) at
+# T = 128 and 512, printing milliseconds and unfused/fused speedups.
 #
 # Usage: bench/kernels/run.sh [--build-dir DIR] [--target host|x86-64-avx2|x86-64-avx512]
-#                             [--quick] [--no-build] [--boost]
+#                             [--quick] [--no-build] [--boost] [--only gemm|attention]
 #   --build-dir  a tmc CMake build dir (default: $REPO/build-bench; configured if absent)
 #   --target     the kernels' target; with x86-64-avx2 oneDNN is limited to AVX2 too
 #   --quick      fewer timing rounds (a smoke run, not for the record)
@@ -16,6 +20,7 @@
 #                a new session whose Linux autogroup gets nice -20), so that
 #                other sessions' builds on a shared machine take less of its
 #                cores; oneDNN and tmc get the same treatment. Say so with the numbers.
+#   --only       run one of the two benches
 # Not part of the test suite: timings depend on the machine's load.
 set -euo pipefail
 
@@ -25,6 +30,7 @@ TARGET=host
 ROUNDS=15
 BUILD=1
 BOOST=0
+ONLY=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) BUILD_DIR="$(realpath -m "$2")"; shift 2 ;;
@@ -32,13 +38,18 @@ while [[ $# -gt 0 ]]; do
     --quick) ROUNDS=3; shift ;;
     --no-build) BUILD=0; shift ;;
     --boost) BOOST=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
+if [[ -n "$ONLY" && "$ONLY" != gemm && "$ONLY" != attention ]]; then
+  echo "run.sh: --only takes gemm or attention, not '$ONLY'" >&2; exit 2
+fi
+
 # oneDNN is the bench's own dependency, not the project's (scripts/setup.sh).
-if ! dpkg -s libdnnl-dev >/dev/null 2>&1; then
+if [[ "$ONLY" != attention ]] && ! dpkg -s libdnnl-dev >/dev/null 2>&1; then
   echo "== installing libdnnl-dev (oneDNN) for the comparison"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
@@ -57,13 +68,23 @@ fi
 WORK="$BUILD_DIR/bench/kernels/work-$TARGET"
 rm -rf "$WORK" && mkdir -p "$WORK"
 echo "== AOT-compiling the kernels for $TARGET"
-"$BUILD_DIR/bin/bench_kernels_gen" --target "$TARGET" --out "$WORK" > "$WORK/gen.log"
-echo "   $(grep -c "^  k" "$WORK/gen.log" || true) GEMM variants; their schedules: $WORK/gen.log"
+"$BUILD_DIR/bin/bench_kernels_gen" --target "$TARGET" --out "$WORK" ${ONLY:+--only "$ONLY"} \
+  > "$WORK/gen.log"
+echo "   $(grep -c "^  k" "$WORK/gen.log" || true) GEMM variants," \
+  "$(grep -c "^  attention" "$WORK/gen.log" || true) fused attention variants; schedules: $WORK/gen.log"
 
-echo "== building the harness"
 HALIDE_INCLUDE=/usr/include/halide14
-c++ -O2 -std=c++17 -march=native -fopenmp -I"$WORK" -I"$HALIDE_INCLUDE" \
-  "$REPO/bench/kernels/Bench.cpp" "$WORK"/*.o -ldnnl -lpthread -ldl -o "$WORK/bench_kernels"
+echo "== building the harnesses"
+if [[ "$ONLY" != attention ]]; then
+  c++ -O2 -std=c++17 -march=native -fopenmp -I"$WORK" -I"$HALIDE_INCLUDE" \
+    "$REPO/bench/kernels/Bench.cpp" "$WORK"/tmb_gemm_*.o "$WORK"/tmb_pack_*.o \
+    "$WORK/halide_runtime.o" -ldnnl -lpthread -ldl -o "$WORK/bench_kernels"
+fi
+if [[ "$ONLY" != gemm ]]; then
+  c++ -O2 -std=c++17 -march=native -I"$WORK" -I"$HALIDE_INCLUDE" \
+    "$REPO/bench/kernels/BenchAttention.cpp" "$WORK"/tmb_attn_*.o "$WORK"/tmb_unfused_*.o \
+    "$WORK/halide_runtime.o" -lpthread -ldl -o "$WORK/bench_attention"
+fi
 
 # oneDNN's OpenMP workers spin ~15 ms after each call by default, which steals
 # a core from whatever runs next; back-to-back calls (oneDNN's own timed
@@ -72,13 +93,17 @@ export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-20000}"
 if [[ "$TARGET" == "x86-64-avx2" ]]; then
   export DNNL_MAX_CPU_ISA=AVX2
 fi
-echo "== running (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-if [[ $BOOST == 1 ]]; then
-  # nice alone does not help: the scheduler shares the CPUs between
-  # autogroups (sessions) first, so the bench gets a session of its own.
-  setsid -w bash -c 'echo -20 > /proc/self/autogroup && echo "   (autogroup priority: $(cat /proc/self/autogroup))" && exec "$0" --rounds "$1"' \
-    "$WORK/bench_kernels" "$ROUNDS"
-else
-  "$WORK/bench_kernels" --rounds "$ROUNDS"
-fi
-echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+run() {
+  echo "== running $(basename "$1") (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  if [[ $BOOST == 1 ]]; then
+    # nice alone does not help: the scheduler shares the CPUs between
+    # autogroups (sessions) first, so the bench gets a session of its own.
+    setsid -w bash -c 'echo -20 > /proc/self/autogroup && echo "   (autogroup priority: $(cat /proc/self/autogroup))" && exec "$0" --rounds "$1"' \
+      "$1" "$ROUNDS"
+  else
+    "$1" --rounds "$ROUNDS"
+  fi
+  echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+[[ "$ONLY" == attention ]] || run "$WORK/bench_kernels"
+[[ "$ONLY" == gemm ]] || run "$WORK/bench_attention"

@@ -79,9 +79,10 @@ std::string describeKernel(const std::string &name, const LoweredKernel &kernel,
     std::vector<Expr> args;
     for (const Var &v : f.args())
       args.push_back(v);
-    printDefinition(os, f.name(), args, {f.value()}, "=");
+    // Tuple-valued Funcs (the online softmax's state) print every element.
+    printDefinition(os, f.name(), args, f.values().as_vector(), "=");
     for (int u = 0; u < f.num_update_definitions(); ++u)
-      printDefinition(os, f.name(), f.update_args(u), {f.update_value(u)}, "<-");
+      printDefinition(os, f.name(), f.update_args(u), f.update_values(u).as_vector(), "<-");
   }
   return os.str();
 }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/AttentionMask.h"
 #include "compiler/halide/Lowering.h"
 
 #include <cmath>
@@ -19,73 +20,9 @@ using namespace Halide;
 
 namespace tmc::halide {
 
-namespace {
-
-/// SplitMix64 of frontend/Masks.h, in Halide's 64-bit integer arithmetic.
-Expr randomKey(const MaskDesc &mask, const Expr &row, int r) {
-  Expr z = cast<uint64_t>(Expr(mask.randomSeed)) +
-           cast<uint64_t>(row * static_cast<int>(mask.randomPerRow) + (r + 1)) *
-               Expr(static_cast<uint64_t>(0x9E3779B97F4A7C15ull));
-  z = (z ^ (z >> 30)) * Expr(static_cast<uint64_t>(0xBF58476D1CE4E5B9ull));
-  z = (z ^ (z >> 27)) * Expr(static_cast<uint64_t>(0x94D049BB133111EBull));
-  z = z ^ (z >> 31);
-  return cast<int>(z % cast<uint64_t>(Expr(static_cast<uint64_t>(mask.maxSeq))));
-}
-
-/// Whether query position `pos` may see key `j`, per docs/spec-language.md;
-/// `length` is the sequence's valid length (padding).
-Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &length) {
-  Expr ok = Internal::const_true();
-  if (mask.causal)
-    ok = ok && j <= pos;
-  if (mask.padding)
-    ok = ok && j < length;
-  if (!mask.restricted())
-    return ok;
-  Expr any = Internal::const_false();
-  auto window = [&](int64_t size) {
-    int w = static_cast<int>(size);
-    return mask.decoder ? (pos - w < j && j <= pos) : (abs(pos - j) <= w / 2);
-  };
-  if (mask.window > 0)
-    any = any || window(mask.window);
-  if (mask.dilated > 0)
-    any = any || (window(mask.dilated) && (pos - j) % static_cast<int>(mask.dilation) == 0);
-  for (int64_t token : mask.globals)
-    any = any || pos == static_cast<int>(token) || j == static_cast<int>(token);
-  for (int r = 0; r < mask.randomPerRow; ++r)
-    any = any || randomKey(mask, pos, r) == j;
-  return ok && any;
-}
-
-/// The keys [first, last] that query position `pos` can see at all, when the
-/// mask makes them one interval (causal, padding, windows); the reductions
-/// run over it alone, so fully masked stretches of keys (the upper triangle
-/// of a causal mask, everything outside a window) cost nothing. Globals and
-/// random keys scatter the visible set: then every key is visited.
-std::pair<Expr, Expr> visibleKeys(const MaskDesc &mask, const Expr &pos, const Expr &length,
-                                  const Expr &keys) {
-  Expr first = 0, last = keys - 1;
-  if (mask.causal)
-    last = min(last, pos);
-  if (mask.padding)
-    last = min(last, length - 1);
-  if (mask.restricted() && mask.globals.empty() && mask.randomPerRow == 0) {
-    int w = static_cast<int>(std::max(mask.window, mask.dilated));
-    if (mask.decoder) {
-      first = max(first, pos - w + 1);
-      last = min(last, pos);
-    } else {
-      first = max(first, pos - w / 2);
-      last = min(last, pos + w / 2);
-    }
-  }
-  return {first, last};
-}
-
-} // namespace
-
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule) {
+  if (schedule.keyBlock > 0)
+    return lowerAttentionBlocked(kernel, schedule);
   std::vector<BufferShape> sig = kernelSignature(kernel);
   const int headDim = static_cast<int>(kernel.headDim);
   const int group = static_cast<int>(kernel.heads / kernel.kvHeads);

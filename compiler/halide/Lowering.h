@@ -56,7 +56,10 @@ Halide::Func definePackedWeight(const Halide::Func &weight, const GemmLayout &la
 /// Schedules `definePackedWeight`'s Func: panels in parallel, vectorized along j.
 void schedulePackedWeight(Halide::Func &packed, const GemmLayout &layout,
                           const Schedule &schedule);
+/// Fused attention; with `schedule.keyBlock > 0` it takes lowerAttentionBlocked.
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule);
+/// Attention walking the keys in blocks with an online softmax (flash attention).
+LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerAddPositions(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerAddSegments(const KernelDesc &kernel, const Schedule &schedule);

@@ -1,0 +1,36 @@
+//===- AttentionMask.h - Attention masks as Halide expressions --*- C++ -*-===//
+//
+// The mask rules of docs/spec-language.md (tm::MaskAttr) evaluated from
+// positions, never read from a materialized tensor; shared by the one-pass
+// and the key-blocked (online softmax) attention lowerings.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelPlan.h"
+
+#include "Halide.h"
+
+#include <utility>
+
+namespace tmc::halide {
+
+/// Key `r` of the random mask term of query position `row` (SplitMix64 of
+/// frontend/Masks.h, in Halide's 64-bit integer arithmetic).
+Halide::Expr randomKey(const MaskDesc &mask, const Halide::Expr &row, int r);
+
+/// Whether query position `pos` may see key `j`; `length` is the sequence's
+/// valid length (padding).
+Halide::Expr allowed(const MaskDesc &mask, const Halide::Expr &pos, const Halide::Expr &j,
+                     const Halide::Expr &length);
+
+/// The keys [first, last] that query position `pos` can see at all, when the
+/// mask makes them one interval (causal, padding, windows); with globals or
+/// random keys, the causal/padding interval alone. Both ends are
+/// non-decreasing in `pos`, so a tile of queries sees at most
+/// [first(first query), last(last query)].
+std::pair<Halide::Expr, Halide::Expr> visibleKeys(const MaskDesc &mask, const Halide::Expr &pos,
+                                                  const Halide::Expr &length,
+                                                  const Halide::Expr &keys);
+
+} // namespace tmc::halide

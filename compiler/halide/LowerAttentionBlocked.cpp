@@ -1,0 +1,240 @@
+//===- LowerAttentionBlocked.cpp - Attention with an online softmax -------===//
+//
+// The key-blocked form of lowerAttention (Schedule::keyBlock > 0), in the
+// manner of flash attention: one parallel task per head walks its query
+// tiles (`queryTile` queries), and for each tile the keys in blocks of
+// `keyBlock` (transposed once per head). Per block it computes the tile's scores,
+// the block's own row maximum, exp(score - block max), their sum and their
+// weighted sum of values; the running state (weighted sum, sum, maximum) of
+// each query then absorbs the block by rescaling whichever side has the
+// smaller maximum. Only one block of scores is ever live, whatever the
+// sequence length.
+//
+// Blocks no query of the tile can see are never visited: the loop over
+// blocks is bounded by the tile's causal/padding/window interval, and with
+// global or random mask terms a block outside the window interval is visited
+// only if it holds a global key, the tile holds a global query, or some
+// query of the tile drew a random key in it (a per-tile table of hit blocks,
+// computed from the mask's hash before the walk). Inside a visited block the
+// mask decides per (query, key) as in the one-pass form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/halide/AttentionMask.h"
+#include "compiler/halide/Lowering.h"
+
+#include <algorithm>
+
+using namespace Halide;
+
+namespace tmc::halide {
+
+LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  const MaskDesc &mask = kernel.mask;
+  const int headDim = static_cast<int>(kernel.headDim);
+  const int group = static_cast<int>(kernel.heads / kernel.kvHeads);
+  const int block = std::max(1, schedule.keyBlock);
+  const int tileSize = std::max(1, schedule.queryTile);
+  ImageParam q = makeInput(sig[0], "query"); // (d, h, i)
+  ImageParam k = makeInput(sig[1], "key");   // (d, g, j)
+  ImageParam v = makeInput(sig[2], "value"); // (d, g, j)
+  Param<int32_t> length("length");           // padding: valid keys
+  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  Expr blocks = (keys + block - 1) / block;
+  // Query tiles shrink to the queries there are: a decoding step (one
+  // query) computes one row, not a tile of copies.
+  Expr tile = min(tileSize, queries);
+
+  // kb: key block, jj: key within the block; i: query; c: feature of head_dim.
+  Var c("c"), d("d"), h("h"), i("i"), jj("jj"), kb("kb"), ii("ii"), io("io");
+  Expr key = kb * block + jj;
+  Expr pos = keys - queries + i;
+
+  // The block's keys, transposed so that scores vectorize over keys; keys
+  // past the end read the last one and are masked below.
+  Func keysT("keys_t");
+  keysT(jj, d, h, kb) = k(d, h / group, clamp(key, 0, keys - 1));
+  RDom rd(0, headDim, "rd");
+  Func score("score");
+  score(jj, i, h, kb) = 0.0f;
+  score(jj, i, h, kb) += q(rd, h, min(i, queries - 1)) * keysT(jj, rd, h, kb);
+
+  Expr logit = score(jj, i, h, kb) * static_cast<float>(kernel.scale);
+  if (mask.alibi) {
+    Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(kernel.heads));
+    Expr distance = mask.decoder ? pos - key : abs(pos - key);
+    logit = logit - slope * cast<float>(distance);
+  }
+  Func visible("visible");
+  visible(jj, i, kb) = key < keys && allowed(mask, pos, key, length);
+  Func masked("masked_logit");
+  masked(jj, i, h, kb) = select(visible(jj, i, kb), logit, Float(32).min());
+
+  RDom rj(0, block, "rj");
+  Func blockMax("block_max");
+  blockMax(i, h, kb) = Float(32).min();
+  blockMax(i, h, kb) = max(blockMax(i, h, kb), masked(rj, i, h, kb));
+  Func weight("weight");
+  weight(jj, i, h, kb) =
+      select(visible(jj, i, kb), exp(masked(jj, i, h, kb) - blockMax(i, h, kb)), 0.0f);
+  Func blockSum("block_sum");
+  blockSum(i, h, kb) = 0.0f;
+  blockSum(i, h, kb) += weight(rj, i, h, kb);
+  Func blockAcc("block_acc");
+  Expr rKey = clamp(kb * block + rj, 0, keys - 1);
+  blockAcc(c, i, h, kb) = 0.0f;
+  blockAcc(c, i, h, kb) += weight(rj, i, h, kb) * v(c, h / group, rKey);
+
+  // Which blocks the tile `io` visits. Causal, padding and window bounds
+  // are monotone in the position: the tile's first and last queries bound it.
+  Expr firstPos = keys - queries + io * tile;
+  Expr lastPos = keys - queries + min(io * tile + tile - 1, queries - 1);
+  RDom rb(0, blocks, "rb");
+  Expr firstKey = visibleKeys(mask, firstPos, length, keys).first;
+  Expr lastKey = visibleKeys(mask, lastPos, length, keys).second;
+  Expr inRange = rb >= firstKey / block && rb <= lastKey / block;
+  std::vector<Func> extra;
+  if (mask.restricted() && (!mask.globals.empty() || mask.randomPerRow > 0)) {
+    // The causal/padding interval still bounds everything; inside it a block
+    // is seen through the window, a global key or query, or a random key.
+    MaskDesc bounds = mask;
+    bounds.window = bounds.dilated = 0;
+    bounds.globals.clear();
+    bounds.randomPerRow = 0;
+    Expr boundLast = visibleKeys(bounds, lastPos, length, keys).second;
+    Expr seen = Internal::const_false();
+    if (mask.window > 0 || mask.dilated > 0) {
+      MaskDesc windows = mask;
+      windows.globals.clear();
+      windows.randomPerRow = 0;
+      Expr wFirst = visibleKeys(windows, firstPos, length, keys).first;
+      Expr wLast = visibleKeys(windows, lastPos, length, keys).second;
+      seen = seen || (rb >= wFirst / block && rb <= wLast / block);
+    }
+    for (int64_t token : mask.globals) {
+      int g = static_cast<int>(token);
+      seen = seen || (firstPos <= g && g <= lastPos) || rb == g / block;
+    }
+    if (mask.randomPerRow > 0) {
+      // hit(kb, io) != 0: some query of tile io drew a random key in block kb.
+      Func hit("random_hit");
+      hit(kb, io) = cast<uint8_t>(0);
+      RDom rr(0, tileSize, 0, static_cast<int>(mask.randomPerRow), "rr");
+      Expr qi = min(io * tile + rr.x, queries - 1);
+      Expr drawn = randomKey(mask, keys - queries + qi, 0);
+      for (int r = 1; r < mask.randomPerRow; ++r)
+        drawn = select(rr.y == r, randomKey(mask, keys - queries + qi, r), drawn);
+      hit(clamp(drawn / block, 0, blocks - 1), io) = cast<uint8_t>(1);
+      seen = seen || hit(rb, io) != 0;
+      extra.push_back(hit);
+    }
+    inRange = rb <= boundLast / block && seen;
+  }
+  rb.where(inRange);
+
+  // The running state of query ii of tile io, per feature c: the weighted
+  // sum, the sum of weights and the maximum logit (the last two the same for
+  // every c: keeping a copy per lane keeps the update a pure vector op).
+  Expr qi = io * tile + ii;
+  Func state("state");
+  state(c, ii, h, io) = {0.0f, 0.0f, Float(32).min()};
+  Expr oldAcc = state(c, ii, h, io)[0], oldSum = state(c, ii, h, io)[1],
+       oldMax = state(c, ii, h, io)[2];
+  Expr bMax = blockMax(qi, h, rb);
+  // One exp per lane: the side with the smaller maximum is scaled down.
+  Expr grows = bMax > oldMax;
+  Expr e = exp(-abs(oldMax - bMax));
+  Expr keepOld = select(grows, e, 1.0f), keepNew = select(grows, 1.0f, e);
+  state(c, ii, h, io) = {oldAcc * keepOld + blockAcc(c, qi, h, rb) * keepNew,
+                         oldSum * keepOld + blockSum(qi, h, rb) * keepNew, max(oldMax, bMax)};
+
+  Func out("attention");
+  Expr sum = state(d, i % tile, h, i / tile)[1];
+  // A query that may see no key yields zeros, never NaN.
+  out(d, h, i) = select(sum > 0.0f, state(d, i % tile, h, i / tile)[0] / sum, 0.0f);
+  constrainOutput(out, sig.back());
+
+  const int vw = schedule.vectorWidth;
+  const int dw = vectorWidthFor(headDim, vw);
+  const int jw = vectorWidthFor(block, vw);
+  const TailStrategy dTail = headDim % dw == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
+  // One parallel task per head: it walks its query tiles in turn.
+  Var ti("ti"), to("to");
+  out.split(i, to, ti, tileSize, TailStrategy::GuardWithIf)
+      .reorder(d, ti, to, h)
+      .vectorize(d, dw, headDim % dw == 0 ? TailStrategy::Auto : TailStrategy::GuardWithIf);
+  if (schedule.parallel)
+    out.parallel(h);
+  for (Func &f : extra)
+    f.compute_at(out, to);
+  state.compute_at(out, to).vectorize(c, dw, dTail);
+  state.update().reorder(c, ii, rb).vectorize(c, dw, dTail);
+
+  const TailStrategy round = TailStrategy::RoundUp;
+  // Keys are transposed once per head, for all of its query tiles (a
+  // gather per vector of keys: per tile and block it cost as much as the
+  // block's scores).
+  keysT.compute_at(out, h).vectorize(jj, jw, round);
+  // Both block products run in register tiles of `rows` queries x a few
+  // vectors: each key (or value) vector loaded is used `rows` times, each
+  // broadcast query element (or weight) for every vector (AVX-512: 4 x 4 of
+  // the 32 zmm; AVX2: 2 x 4 of the 16 ymm). Rows past the tile's last query
+  // (rounded up) read the last query and are never consumed.
+  const int rows = 4;
+  const int vectors = vw >= 16 ? 4 : 2;
+  Var jo("jo"), jv("jv"), jl("jl"), iO("iO"), iI("iI"), co("co"), cv("cv"), cl("cl");
+  score.compute_at(state, rb).vectorize(jj, jw, round);
+  if (block % (jw * vectors) == 0) {
+    score.update()
+        .split(jj, jo, jl, jw * vectors)
+        .split(jl, jv, jl, jw)
+        .split(i, iO, iI, rows, TailStrategy::RoundUp)
+        .reorder(jl, jv, iI, rd, jo, iO)
+        .vectorize(jl)
+        .unroll(jv)
+        .unroll(iI);
+  } else {
+    score.update().reorder(jj, rd, i).vectorize(jj, jw, round);
+  }
+  visible.compute_at(state, rb).vectorize(jj, jw, round);
+  masked.compute_at(state, rb).vectorize(jj, jw, round);
+  // The block's max and sum: vector-wide partial results, then across the
+  // lanes (a scalar chain of `block` dependent ops would cost as much as the
+  // block's products).
+  blockMax.compute_at(state, rb);
+  weight.compute_at(state, rb).vectorize(jj, jw, round);
+  blockSum.compute_at(state, rb);
+  if (block % jw == 0) {
+    blockMax.update().atomic().vectorize(rj, jw);
+    blockSum.update().atomic().vectorize(rj, jw);
+  }
+  blockAcc.compute_at(state, rb).vectorize(c, dw, dTail);
+  const int cVectors = std::min(vectors, std::max(1, headDim / dw));
+  if (headDim % (dw * cVectors) == 0) {
+    blockAcc.update()
+        .split(c, co, cl, dw * cVectors)
+        .split(cl, cv, cl, dw)
+        .split(i, iO, iI, rows, TailStrategy::RoundUp)
+        .reorder(cl, cv, iI, rj, co, iO)
+        .vectorize(cl)
+        .unroll(cv)
+        .unroll(iI);
+  } else {
+    blockAcc.update().reorder(c, rj, i).vectorize(c, dw, dTail);
+  }
+
+  q.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
+  k.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
+  v.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.kvHeads)}, {0, 128}});
+  out.set_estimates({{0, headDim}, {0, static_cast<int>(kernel.heads)}, {0, 128}});
+  std::vector<Argument> args = {q, k, v};
+  if (mask.padding)
+    args.push_back(length);
+  std::vector<Func> stages = extra;
+  for (Func f : {keysT, score, visible, masked, blockMax, weight, blockSum, blockAcc, state, out})
+    stages.push_back(f);
+  return {out, args, stages};
+}
+
+} // namespace tmc::halide
