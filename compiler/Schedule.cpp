@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <cstdlib>
 
 namespace tmc {
 
@@ -17,10 +18,40 @@ std::string Schedule::str() const {
      << " parallel=" << (parallel ? 1 : 0) << " k_block=" << kBlock << " unroll_k=" << unrollK
      << " parallel_rows=" << (parallelRows ? 1 : 0) << " decode_variant=" << (decodeVariant ? 1 : 0)
      << " tokens_estimate=" << tokensEstimate;
+  if (gpu)
+    os << " gpu=1 gpu_threads=" << gpuThreads << " gpu_tile_rows=" << gpuTileRows
+       << " gpu_rows_per_thread=" << gpuRowsPerThread << " gpu_k_chunk=" << gpuKChunk
+       << " gpu_key_tile=" << gpuKeyTile;
   return os.str();
 }
 
+/// TMC_GPU_SCHEDULE_ON_HOST=1 gives CPU targets the GPU schedules (tests).
+bool gpuSchedulesOnHost() {
+  const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");
+  return flag && flag[0] == '1';
+}
+
+/// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
+/// threads of 4 rows each (16 x 16 for the decode GEMV's one row), staging
+/// 16-step slabs of tokens and weights in shared memory; row-wise kernels
+/// take 256 threads along the features.
+Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) {
+  Schedule s;
+  s.gpu = true;
+  s.vectorWidth = target.vectorWidth; // the host-side pack kernels' vectors
+  int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
+  s.tileCols = static_cast<int>(std::min<int64_t>(64, std::max<int64_t>(8, roundedWidth)));
+  s.tileRows = 4;
+  s.kBlock = 0; // the GPU GEMM stages K in gpuKChunk slabs instead
+  s.unrollK = 1;
+  s.queryTile = 8;
+  s.parallel = true;
+  return s;
+}
+
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
+  if (target.gpu || gpuSchedulesOnHost())
+    return defaultGpuSchedule(kernel, target);
   Schedule s;
   s.vectorWidth = target.vectorWidth;
   const bool avx512 = target.vectorWidth >= 16;
@@ -51,6 +82,13 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   }
   s.queryTile = 16;
   s.parallel = true;
+  return s;
+}
+
+Schedule gemvSchedule(const Schedule &gemm) {
+  Schedule s = gemm;
+  s.gpuTileRows = 1;
+  s.gpuRowsPerThread = 1;
   return s;
 }
 

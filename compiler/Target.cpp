@@ -6,9 +6,35 @@
 
 namespace tmc {
 
-const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512"; }
+const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, cuda, cuda-sm86"; }
+
+namespace {
+
+/// `cuda` (PTX for compute capability 8.0, which the driver also JIT-compiles
+/// for newer GPUs such as sm_90) and `cuda-sm86`. Host code (packing weights,
+/// launching kernels) is built for x86-64 with AVX2, which every machine with
+/// such a GPU has, not for the compiling machine's CPU.
+std::optional<TargetInfo> resolveCudaTarget(const std::string &name) {
+  int capability = name == "cuda" ? 80 : name == "cuda-sm86" ? 86 : 0;
+  if (!capability)
+    return std::nullopt;
+  Halide::Target target("x86-64-linux-avx-avx2-f16c-fma-sse41-cuda");
+  target = target.with_feature(capability == 80 ? Halide::Target::CUDACapability80
+                                                : Halide::Target::CUDACapability86);
+  TargetInfo info;
+  info.name = name;
+  info.halideTarget = target.to_string();
+  info.vectorWidth = 8;
+  info.gpu = true;
+  info.cudaCapability = capability;
+  return info;
+}
+
+} // namespace
 
 std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error) {
+  if (std::optional<TargetInfo> cuda = resolveCudaTarget(name))
+    return cuda;
   Halide::Target target;
   if (name == "host") {
     target = Halide::get_host_target();
@@ -16,7 +42,7 @@ std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *er
     target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41");
   } else if (name == "x86-64-avx512") {
     target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake");
-  } else if (name == "arm64-linux" || name == "cuda") {
+  } else if (name == "arm64-linux") {
     *error = "--target " + name + " is not supported yet by this version of tmc (supported: " +
              targetNames() + ")";
     return std::nullopt;

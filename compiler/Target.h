@@ -12,6 +12,8 @@ struct TargetInfo {
   std::string name;          ///< host | x86-64-avx2 | x86-64-avx512
   std::string halideTarget;  ///< e.g. x86-64-linux-avx-avx2-f16c-fma-sse41
   int vectorWidth = 8;       ///< f32 lanes in one vector register
+  bool gpu = false;          ///< kernels run on an NVIDIA GPU (Halide's CUDA backend)
+  int cudaCapability = 0;    ///< with gpu: the PTX's compute capability (80, 86)
 };
 
 /// The names `--target` accepts, for help and error messages.

@@ -47,12 +47,17 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
       outputs.stmt = base + ".stmt";
     if (request.wantAssembly)
       outputs.assembly = base + ".s";
+    std::string deviceCode;
+    if (request.wantDevice)
+      outputs.deviceCode = &deviceCode;
     std::string halideError;
     if (!halide::compileKernel(lowered, name, target, outputs, &halideError)) {
       *error = "Halide failed to compile kernel " + name + ": " + halideError;
       return false;
     }
     result->objects.push_back(outputs.object);
+    if (!deviceCode.empty())
+      result->deviceCode.emplace_back(name, deviceCode);
     if (request.wantStmt)
       result->stmtText += "// kernel " + name + "\n" + readFile(outputs.stmt) + "\n";
     if (request.wantAssembly)
@@ -66,6 +71,9 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
       // The GEMM reads weights packed once, at load, by its pack kernel
       // (the contract is in LowerPack.cpp); both share the schedule.
       if (!build("tmk_" + kernel.name(), kernel, schedule, halide::lowerPackedLinear) ||
+          (schedule.gpu && schedule.decodeVariant &&
+           !build("tmk_" + kernel.name() + "_gemv", kernel, gemvSchedule(schedule),
+                  halide::lowerPackedLinear)) ||
           !build("tmk_pack_" + kernel.name(), kernel, schedule, halide::lowerPackWeight))
         return false;
       continue;
