@@ -43,7 +43,7 @@ struct Schedule {
   bool gpu = false;          ///< schedule for the GPU (set by the target, not tuned)
   int gpuThreads = 256;      ///< threads per block of row-wise kernels
   int gpuTileRows = 16;      ///< GEMM: token rows per block
-  int gpuRowsPerThread = 4;  ///< GEMM: rows each thread accumulates in registers
+  int gpuRowsPerThread = 4;  ///< GEMM: rows each thread accumulates (unrolled)
   int gpuKChunk = 16;        ///< GEMM: reduction steps staged in shared memory at once
   int gpuKeyTile = 32;       ///< attention: keys per block of the score kernel
 

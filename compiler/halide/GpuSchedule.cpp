@@ -11,7 +11,11 @@
 //   attention's row max) is computed at the root as a kernel of its own;
 //   pure stages are inlined into their consumers.
 // - GEMM: a block computes one packed panel (tileCols features) by
-//   gpuTileRows tokens, each thread gpuRowsPerThread rows in registers; the
+//   gpuTileRows tokens, each thread gpuRowsPerThread rows of the block's
+//   accumulator tile (in shared memory: as a Register allocation Halide 14
+//   gives every thread a private copy of the whole tile, 4 KiB of local
+//   memory per thread, since it cannot slice it through the output's
+//   n % P indexing); the
 //   reduction walks K in slabs of gpuKChunk steps, staging the slab's tokens
 //   and weight panel in shared memory (compute_at the block's slab loop).
 //   Decoding steps (T == 1) call the GEMV variant, a kernel of its own
@@ -213,7 +217,8 @@ void scheduleGemmGpu(Func out, Func acc, Func xc, Func packed, const GemmLayout 
     gpuThreads(s, {j, tt});
     gpuBlocks(s, {p, to});
   };
-  // The block's accumulators, in registers: thread (j, tt) owns rows tt * perThread + tl.
+  // The block's accumulators: thread (j, tt) owns rows tt * perThread + tl,
+  // and the output stage reads them back from the same thread.
   auto tileAcc = [&](Stage pure, Stage update, int perThread) {
     pure.split(ta, tt, tl, perThread).reorder(tl, j, tt, p).unroll(tl);
     gpuThreads(pure, {j, tt});
@@ -225,12 +230,12 @@ void scheduleGemmGpu(Func out, Func acc, Func xc, Func packed, const GemmLayout 
   };
   tileOut(out, rows, rpt);
   tileAcc(acc, acc.update(), rpt);
-  // Static extents keep the tile in registers: rows past T (the last tile)
+  // Static extents (a fixed shared allocation): rows past T (the last tile)
   // accumulate the clamped last row and are never stored, features past N
   // the panel's zero padding.
   acc.compute_at(out, p).bound_extent(j, P).bound_extent(ta, rows);
   if (!onHost())
-    acc.store_in(MemoryType::Register);
+    acc.store_in(MemoryType::GPUShared);
 
   // Shared-memory staging per K slab: the slab of token rows and the slab of
   // the weight panel, loaded cooperatively by the block's threads.
