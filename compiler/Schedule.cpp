@@ -6,8 +6,8 @@
 #include "compiler/Target.h"
 
 #include <algorithm>
-#include <sstream>
 #include <cstdlib>
+#include <sstream>
 
 namespace tmc {
 
@@ -25,16 +25,20 @@ std::string Schedule::str() const {
   return os.str();
 }
 
-/// TMC_GPU_SCHEDULE_ON_HOST=1 gives CPU targets the GPU schedules (tests).
 bool gpuSchedulesOnHost() {
-  const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");
-  return flag && flag[0] == '1';
+  static const bool onHost = [] {
+    const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");
+    return flag && flag[0] == '1';
+  }();
+  return onHost;
 }
 
+namespace {
+
 /// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
-/// threads of 4 rows each (16 x 16 for the decode GEMV's one row), staging
-/// 16-step slabs of tokens and weights in shared memory; row-wise kernels
-/// take 256 threads along the features.
+/// threads of 4 rows each (the decode GEMV: one row, a thread per feature),
+/// staging 16-step slabs of tokens and weights in shared memory; row-wise
+/// kernels take 256 threads along the features.
 Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   Schedule s;
   s.gpu = true;
@@ -48,6 +52,8 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
   s.parallel = true;
   return s;
 }
+
+} // namespace
 
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   if (target.gpu || gpuSchedulesOnHost())

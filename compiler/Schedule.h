@@ -52,6 +52,11 @@ struct Schedule {
   std::string str() const;
 };
 
+/// TMC_GPU_SCHEDULE_ON_HOST=1 (tests only): CPU targets get the GPU schedules,
+/// blocks and threads becoming parallel host loops (GpuSchedule.cpp), so that
+/// their numerics are checked on machines without a GPU.
+bool gpuSchedulesOnHost();
+
 /// What tmc picks without a tuning database: register tiles sized to the
 /// target's vector registers (16 lanes on AVX-512, 8 on AVX2).
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);

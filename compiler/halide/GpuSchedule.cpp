@@ -32,7 +32,6 @@
 
 #include "compiler/halide/Lowering.h"
 
-#include <cstdlib>
 #include <map>
 #include <stdexcept>
 
@@ -45,14 +44,8 @@ namespace {
 /// TMC_GPU_SCHEDULE_ON_HOST=1 (tests only, with a CPU --target): the same
 /// splits, tiles and compute levels, with blocks and threads as parallel
 /// host loops, so that the GPU schedules' numerics (tails, clamps, staging
-/// regions) are checked by `tmc verify` on machines without a GPU.
-bool onHost() {
-  static const bool host = [] {
-    const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");
-    return flag && flag[0] == '1';
-  }();
-  return host;
-}
+/// regions) are checked against the reference on machines without a GPU.
+bool onHost() { return gpuSchedulesOnHost(); }
 
 void gpuThreads(Stage s, const std::vector<VarOrRVar> &vars) {
   if (onHost()) {
