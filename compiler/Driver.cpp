@@ -41,8 +41,8 @@ namespace tmc {
 
 namespace {
 
-constexpr std::array<const char *, 10> kStageNames = {
-    "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib"};
+constexpr std::array<const char *, 11> kStageNames = {
+    "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib", "device"};
 
 bool isIRInput(llvm::StringRef path) { return path.ends_with(".mlir"); }
 
@@ -111,6 +111,8 @@ private:
   /// `--emit=lib`: libNAME.a and NAME.h.
   bool writeLibrary(const std::vector<std::string> &objects, const KernelPlan &plan,
                     const ModelSpec &spec, const ExecutorOptions &executorOptions);
+  /// `--emit=device`: DIR/<kernel>.ptx for every kernel with GPU code.
+  bool writeDeviceCode(const KernelBuildResult &kernels);
   bool wants(Stage stage) const { return options.emit == stage || dumping(); }
   bool dumping() const { return !options.dumpStagesTo.empty(); }
 
@@ -186,19 +188,33 @@ bool CompileJob::writeLibrary(const std::vector<std::string> &objects, const Ker
   return true;
 }
 
+bool CompileJob::writeDeviceCode(const KernelBuildResult &kernels) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.output))
+    return fail("-o " + options.output + ": cannot create the directory: " + ec.message());
+  for (const auto &[kernel, code] : kernels.deviceCode) {
+    llvm::SmallString<256> path(options.output);
+    llvm::sys::path::append(path, kernel + ".ptx");
+    std::string error;
+    if (!writeFileAtomically(std::string(path), code, &error))
+      return fail(error);
+  }
+  return true;
+}
+
 int CompileJob::run() {
   if (dumping())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpStagesTo))
       return fail("--dump-stages-to: cannot create '" + options.dumpStagesTo +
                   "': " + ec.message()), 1;
   if (options.emit >= Stage::Obj && options.output.empty())
-    return fail(options.emit == Stage::Lib
-                    ? "-o DIR (or DIR/NAME) is required to write a library"
-                    : "-o OUT is required to write an executable or object"), 2;
+    return fail(options.emit == Stage::Lib      ? "-o DIR (or DIR/NAME) is required to write a library"
+                : options.emit == Stage::Device ? "-o DIR is required to write device code"
+                                                : "-o OUT is required to write an executable or object"), 2;
   // Say so before minutes of compiling, not after, if the output cannot land.
   if (!options.output.empty() && options.output != "-") {
     llvm::StringRef parent = llvm::sys::path::parent_path(options.output);
-    bool libraryDir = options.emit == Stage::Lib && llvm::sys::fs::is_directory(options.output);
+    bool libraryDir = (options.emit == Stage::Lib || options.emit == Stage::Device) &&
+                      llvm::sys::fs::is_directory(options.output);
     if (!libraryDir && !parent.empty() && !llvm::sys::fs::is_directory(parent))
       return fail("-o " + options.output + ": the directory '" + parent.str() +
                   "' does not exist"), 1;
@@ -325,10 +341,14 @@ int CompileJob::run() {
   std::optional<TargetInfo> target = resolveTarget(options.target, &error);
   if (!target)
     return fail(error), 1;
+  if (options.emit == Stage::Device && !target->gpu)
+    return fail("--emit=device writes GPU kernels' PTX: it needs a GPU target (--target cuda "
+                "or cuda-sm86), not --target " + options.target), 2;
   KernelBuildRequest request;
   request.compileObjects = options.emit > Stage::Halide || dumping();
   request.wantStmt = wants(Stage::Stmt);
   request.wantAssembly = wants(Stage::Asm);
+  request.wantDevice = options.emit == Stage::Device;
   if (request.compileObjects && !makeWorkDir())
     return 1;
   request.workDir = workDir;
@@ -341,6 +361,8 @@ int CompileJob::run() {
     return failed;
   if (request.wantAssembly && finishStage(Stage::Asm, kernels.assemblyText, "7-asm.s"))
     return failed;
+  if (options.emit == Stage::Device)
+    return writeDeviceCode(kernels) ? 0 : 1;
 
   // Stages: obj, exe. A multi-ISA target has one executor per variant (each
   // packs weights into its own kernels' layout) and a dispatcher between them.
@@ -391,7 +413,9 @@ std::optional<Stage> parseStage(const std::string &name) {
   return std::nullopt;
 }
 
-const char *stageNames() { return "ast, tm, tm-opt, kernels, halide, stmt, asm, obj, exe, lib"; }
+const char *stageNames() {
+  return "ast, tm, tm-opt, kernels, halide, stmt, asm, obj, exe, lib, device";
+}
 
 int runCompile(const CompileOptions &options, KernelPlan *plan) {
   return CompileJob(options, plan).run();

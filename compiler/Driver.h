@@ -8,9 +8,10 @@ namespace tmc {
 
 /// The stages in pipeline order; `--emit=STAGE` stops after one. Lib is the
 /// alternative to Exe: libNAME.a + NAME.h for embedding (runtime/tmr.h).
-enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe, Lib };
+/// Device (GPU targets) writes each kernel's PTX into a directory.
+enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe, Lib, Device };
 
-/// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib".
+/// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib", "device".
 std::optional<Stage> parseStage(const std::string &name);
 const char *stageNames();
 
@@ -18,7 +19,8 @@ struct CompileOptions {
   std::string input;             ///< MODEL.tm, or a module saved by an IR stage (.mlir)
   std::string spec;              ///< --spec: the spec of a .mlir input (default: its tm.spec)
   std::string output;           ///< `-o`; text stages print to stdout when empty or "-";
-                                ///< lib: a directory, or DIR/NAME for DIR/libNAME.a + DIR/NAME.h
+                                ///< lib: a directory, or DIR/NAME for DIR/libNAME.a + DIR/NAME.h;
+                                ///< device: a directory (created if missing)
   std::string target = "host";
   std::string dumpStagesTo;     ///< directory for every stage's text
   Stage emit = Stage::Exe;

@@ -20,12 +20,16 @@ struct KernelBuildRequest {
   bool compileObjects = true;
   bool wantStmt = false;    ///< collect Halide's lowered statements
   bool wantAssembly = false;
+  bool wantDevice = false;  ///< collect each kernel's device code (GPU targets)
 };
 
 struct KernelBuildResult {
   std::string halideText;   ///< the `halide` stage: algorithm + schedule per kernel
   std::string stmtText;     ///< the `stmt` stage (if asked)
   std::string assemblyText; ///< the `asm` stage (if asked)
+  /// The `device` stage (if asked): (kernel function, PTX) for every kernel
+  /// with GPU code; host-only kernels (weight packing) have none.
+  std::vector<std::pair<std::string, std::string>> deviceCode;
   std::vector<std::string> objects; ///< kernel objects, then the Halide runtime object
 };
 

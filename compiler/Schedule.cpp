@@ -6,6 +6,7 @@
 #include "compiler/Target.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 namespace tmc {
@@ -18,10 +19,46 @@ std::string Schedule::str() const {
      << " parallel=" << (parallel ? 1 : 0) << " k_block=" << kBlock << " unroll_k=" << unrollK
      << " parallel_rows=" << (parallelRows ? 1 : 0) << " decode_variant=" << (decodeVariant ? 1 : 0)
      << " tokens_estimate=" << tokensEstimate;
+  if (gpu)
+    os << " gpu=1 gpu_threads=" << gpuThreads << " gpu_tile_rows=" << gpuTileRows
+       << " gpu_rows_per_thread=" << gpuRowsPerThread << " gpu_k_chunk=" << gpuKChunk
+       << " gpu_key_tile=" << gpuKeyTile;
   return os.str();
 }
 
+bool gpuSchedulesOnHost() {
+  static const bool onHost = [] {
+    const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");
+    return flag && flag[0] == '1';
+  }();
+  return onHost;
+}
+
+namespace {
+
+/// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
+/// threads of 4 rows each (the decode GEMV: one row, a thread per feature),
+/// staging 16-step slabs of tokens and weights in shared memory; row-wise
+/// kernels take 256 threads along the features.
+Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) {
+  Schedule s;
+  s.gpu = true;
+  s.vectorWidth = target.vectorWidth; // the host-side pack kernels' vectors
+  int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
+  s.tileCols = static_cast<int>(std::min<int64_t>(64, std::max<int64_t>(8, roundedWidth)));
+  s.tileRows = 4;
+  s.kBlock = 0; // the GPU GEMM stages K in gpuKChunk slabs instead
+  s.unrollK = 1;
+  s.queryTile = 8;
+  s.parallel = true;
+  return s;
+}
+
+} // namespace
+
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
+  if (target.gpu || gpuSchedulesOnHost())
+    return defaultGpuSchedule(kernel, target);
   Schedule s;
   s.vectorWidth = target.vectorWidth;
   const bool avx512 = target.isa == Isa::AVX512, neon = target.isa == Isa::NEON;
@@ -65,6 +102,13 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   s.parallel = true;
   // Kernels no decoding step calls never run one row at a time.
   s.decodeVariant = kernel.decodeVariant;
+  return s;
+}
+
+Schedule gemvSchedule(const Schedule &gemm) {
+  Schedule s = gemm;
+  s.gpuTileRows = 1;
+  s.gpuRowsPerThread = 1;
   return s;
 }
 

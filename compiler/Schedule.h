@@ -38,13 +38,35 @@ struct Schedule {
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
 
-  /// One line, `key=value` pairs, as shown by --emit=halide and stored by the tuner.
+  // GPU (--target cuda) only: loops map to CUDA blocks and threads
+  // (compiler/halide/GpuSchedule.cpp). A GEMM block computes tileCols
+  // features (one packed panel) by gpuTileRows tokens; queryTile is the
+  // attention's queries per block.
+  bool gpu = false;          ///< schedule for the GPU (set by the target, not tuned)
+  int gpuThreads = 256;      ///< threads per block of row-wise kernels
+  int gpuTileRows = 16;      ///< GEMM: token rows per block
+  int gpuRowsPerThread = 4;  ///< GEMM: rows each thread accumulates (unrolled)
+  int gpuKChunk = 16;        ///< GEMM: reduction steps staged in shared memory at once
+  int gpuKeyTile = 32;       ///< attention: keys per block of the score kernel
+
+  /// One line, `key=value` pairs, as shown by --emit=halide and stored by the
+  /// tuner; the gpu_* keys appear only in GPU schedules.
   std::string str() const;
 };
+
+/// TMC_GPU_SCHEDULE_ON_HOST=1 (tests only): CPU targets get the GPU schedules,
+/// blocks and threads becoming parallel host loops (GpuSchedule.cpp), so that
+/// their numerics are checked on machines without a GPU.
+bool gpuSchedulesOnHost();
 
 /// What tmc picks without a tuning database: register tiles sized to the
 /// target's vector registers (16 lanes on AVX-512, 8 on AVX2, 4 on NEON).
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);
+
+/// The GPU GEMM's decoding variant (T == 1), compiled as a kernel of its own
+/// (`tmk_<kernel>_gemv`, called by the executor for one-token runs): one token
+/// row per block. Its packed weight layout is the GEMM's.
+Schedule gemvSchedule(const Schedule &gemm);
 
 /// The layout a linear kernel's GEMM works in, derived from its shape and
 /// schedule alone (so that the packing kernel, the GEMM kernel and the executor

@@ -28,6 +28,24 @@ TargetInfo concrete(const std::string &name, const char *halideTarget, Isa isa) 
   return info;
 }
 
+/// `cuda` (PTX for compute capability 8.0, which the driver also JIT-compiles
+/// for newer GPUs such as sm_90) and `cuda-sm86`. Host code (packing weights,
+/// launching kernels) is built for x86-64 with AVX2, which every machine with
+/// such a GPU has, not for the compiling machine's CPU.
+std::optional<TargetInfo> resolveCudaTarget(const std::string &name) {
+  int capability = name == "cuda" ? 80 : name == "cuda-sm86" ? 86 : 0;
+  if (!capability)
+    return std::nullopt;
+  Halide::Target target(std::string(kAvx2) + "-cuda");
+  target = target.with_feature(capability == 80 ? Halide::Target::CUDACapability80
+                                                : Halide::Target::CUDACapability86);
+  TargetInfo info = concrete(name, kAvx2, Isa::AVX2);
+  info.halideTarget = target.to_string();
+  info.gpu = true;
+  info.cudaCapability = capability;
+  return info;
+}
+
 } // namespace
 
 const char *TargetInfo::isaName() const {
@@ -45,7 +63,7 @@ std::vector<TargetInfo> TargetInfo::concreteTargets() const {
   return variants.empty() ? std::vector<TargetInfo>{*this} : variants;
 }
 
-const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, arm64-linux"; }
+const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, arm64-linux, cuda, cuda-sm86"; }
 
 std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error) {
   if (name == "x86-64-avx2")
@@ -57,11 +75,8 @@ std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *er
     info.crossTriple = "aarch64-linux-gnu";
     return info;
   }
-  if (name == "cuda") {
-    *error = "--target " + name + " is not supported yet by this version of tmc (supported: " +
-             targetNames() + ")";
-    return std::nullopt;
-  }
+  if (std::optional<TargetInfo> cuda = resolveCudaTarget(name))
+    return cuda;
   if (name != "host") {
     *error = "--target: unknown target '" + name + "' (expected one of: " + targetNames() + ")";
     return std::nullopt;

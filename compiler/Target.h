@@ -33,6 +33,8 @@ struct TargetInfo {
   std::string crossTriple;
   /// Multi-ISA (host on x86): one entry per ISA, best first; empty otherwise.
   std::vector<TargetInfo> variants;
+  bool gpu = false;          ///< kernels run on an NVIDIA GPU (Halide's CUDA backend)
+  int cudaCapability = 0;    ///< with gpu: the PTX's compute capability (80, 86)
 
   /// avx2 | avx512 | neon: names a variant's symbols and what executables report.
   const char *isaName() const;

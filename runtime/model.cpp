@@ -125,8 +125,12 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
     if (desc->prepare(model->pointers_.data(), threads, &Model::weightDone, model.get(),
                       &model->prepared_, message, sizeof message) != 0) {
       message[sizeof message - 1] = '\0';
-      *error = path + ": preparing the weights failed: " +
-               (message[0] ? message : "no message");
+      // A CUDA executable on a machine without a GPU: the weights are fine,
+      // the machine is not; say only that.
+      const char *cuda = std::strstr(message, "this executable was compiled for CUDA");
+      *error = cuda ? std::string(cuda)
+                    : path + ": preparing the weights failed: " +
+                          (message[0] ? message : "no message");
       model->prepared_ = nullptr;
       return fail(std::strstr(message, "out of memory") ? TMR_ERROR_OUT_OF_MEMORY
                                                          : TMR_ERROR_MODEL);

@@ -97,6 +97,12 @@ typedef struct tmr_model_desc {
   int64_t prepared_floats;    /* size of what prepare() returns (packed weights) */
 } tmr_model_desc;
 
+/* Halide's errors (runtime/halide_error.cpp defines halide_error, replacing
+ * the default that aborts): the first message since the last clear, "" if
+ * none, of the calling thread. */
+const char *tmr_halide_error_message(void);
+void tmr_halide_error_clear(void);
+
 /* Defined by the generated executor (one per program). */
 const tmr_model_desc *tmr_compiled_model(void);
 

@@ -2,6 +2,7 @@
 
 #include "compiler/halide/AOT.h"
 
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -55,7 +56,18 @@ bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
   return catchHalide(
       [&] {
         Func output = kernel.output;
-        output.compile_to(files, kernel.arguments, functionName, kernelTarget(target));
+        Module module =
+            output.compile_to_module(kernel.arguments, functionName, kernelTarget(target));
+        // A GPU target's device code is a buffer of the module (embedded in
+        // the object's read-only data): PTX text, NUL-terminated.
+        for (const Buffer<void> &buffer : module.buffers()) {
+          if (!outputs.deviceCode || buffer.name().find("_gpu_source_kernels") ==
+                                         std::string::npos)
+            continue;
+          const char *text = static_cast<const char *>(buffer.data());
+          *outputs.deviceCode += std::string(text, strnlen(text, buffer.size_in_bytes()));
+        }
+        module.compile(files);
       },
       error);
 }

@@ -13,6 +13,7 @@ struct KernelOutputs {
   std::string object;   ///< .o, compiled without the Halide runtime
   std::string stmt;     ///< Halide's lowered statement
   std::string assembly; ///< target assembly
+  std::string *deviceCode = nullptr; ///< GPU targets: receives the kernel's PTX
 };
 
 /// AOT-compiles `kernel` as the C function `functionName`. Halide's errors come

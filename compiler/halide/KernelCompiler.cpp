@@ -47,12 +47,17 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
       outputs.stmt = base + ".stmt";
     if (request.wantAssembly)
       outputs.assembly = base + ".s";
+    std::string deviceCode;
+    if (request.wantDevice)
+      outputs.deviceCode = &deviceCode;
     std::string halideError;
     if (!halide::compileKernel(lowered, name, variant, outputs, &halideError)) {
       *error = "Halide failed to compile kernel " + name + ": " + halideError;
       return false;
     }
     result->objects.push_back(outputs.object);
+    if (!deviceCode.empty())
+      result->deviceCode.emplace_back(name, deviceCode);
     if (request.wantStmt)
       result->stmtText += "// kernel " + name + "\n" + readFile(outputs.stmt) + "\n";
     if (request.wantAssembly)
@@ -74,6 +79,9 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
         // (the contract is in LowerPack.cpp); both share the schedule.
         if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant,
                    halide::lowerPackedLinear) ||
+            (schedule.gpu && schedule.decodeVariant &&
+             !build("tmk_" + kernel.name() + suffix + "_gemv", kernel, gemvSchedule(schedule),
+                    variant, halide::lowerPackedLinear)) ||
             !build("tmk_pack_" + kernel.name() + suffix, kernel, schedule, variant,
                    halide::lowerPackWeight))
           return false;

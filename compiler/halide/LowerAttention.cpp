@@ -86,6 +86,10 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   // A query that may see no key yields zeros, never NaN.
   out(d, h, i) = select(rowSum(i, h) > 0.0f, acc(d, i, h) / rowSum(i, h), 0.0f);
   constrainOutput(out, sig.back());
+  std::vector<Func> stages = {keysT, score, visible, masked, rowMax, weight, rowSum, acc, out};
+  if (schedule.gpu) // scheduled by GpuSchedule.cpp (lowerKernel)
+    return {out, kernel.mask.padding ? std::vector<Argument>{q, k, v, length}
+                                     : std::vector<Argument>{q, k, v}, stages};
 
   const int vw = schedule.vectorWidth;
   const int dw = vectorWidthFor(headDim, vw);

@@ -18,6 +18,8 @@ namespace {
 /// shifted inwards unless `tail` says otherwise.
 void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedule,
                   TailStrategy tail = TailStrategy::Auto) {
+  if (schedule.gpu)
+    return; // GpuSchedule.cpp's, applied by lowerKernel
   out.vectorize(c, vectorWidthFor(width, schedule.vectorWidth), tail);
   if (schedule.parallel)
     out.parallel(t);
@@ -157,6 +159,8 @@ LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   constrainOutput(out, sig.back());
 
   scheduleRows(out, c, t, kernel.width, schedule);
+  if (schedule.gpu)
+    return {out, args, {input, mean, centered, invStd, out}};
   int vw = vectorWidthFor(width, schedule.vectorWidth);
   input.compute_at(out, t).vectorize(c, vw);
   mean.compute_at(out, t);
@@ -184,6 +188,8 @@ LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
   Func out("rope");
   out(d, h, t) = x(d, h, t) * cosine(f0, t) + partner * sine(f0, t);
   constrainOutput(out, sig.back());
+  if (schedule.gpu)
+    return {out, {x, offset}, {cosine, sine, out}};
   out.vectorize(d, vectorWidthFor(headDim, schedule.vectorWidth));
   if (schedule.parallel)
     out.parallel(t);
@@ -209,6 +215,8 @@ LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule
   out(c, r) = 0.0f;
   out(c, r) += e(rt, r) * x(c, rt);
   constrainOutput(out, sig.back());
+  if (schedule.gpu)
+    return {out, args, {out}};
   int vw = vectorWidthFor(kernel.width, schedule.vectorWidth);
   out.vectorize(c, vw);
   out.update().reorder(c, rt, r).vectorize(c, vw);
@@ -232,7 +240,8 @@ LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule) {
     out(c, t) = x(c, 0);
   }
   constrainOutput(out, sig.back());
-  out.vectorize(c, vectorWidthFor(kernel.width, schedule.vectorWidth));
+  if (!schedule.gpu)
+    out.vectorize(c, vectorWidthFor(kernel.width, schedule.vectorWidth));
   return {out, args, {out}};
 }
 

@@ -134,6 +134,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   constrainOutput(out, sig.back());
   out.set_estimates({{0, N}, {0, estT}});
   stages.push_back(out);
+  if (schedule.gpu) {
+    scheduleGemmGpu(out, acc, xc, packed, l, schedule);
+    return {out, args, stages};
+  }
 
   // The output: panels of P features, row tiles, vectors along the features.
   const int R = l.tileRows;

@@ -70,7 +70,9 @@ int vectorWidthFor(int64_t extent, int preferred) {
   return width;
 }
 
-LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
+namespace {
+
+LoweredKernel lowerAlgorithm(const KernelDesc &kernel, const Schedule &schedule) {
   switch (kernel.kind) {
   case KernelKind::Linear:
     return lowerPackedLinear(kernel, schedule);
@@ -97,6 +99,17 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
     return lowerSeqProject(kernel, schedule);
   }
   return {};
+}
+
+} // namespace
+
+LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
+  LoweredKernel lowered = lowerAlgorithm(kernel, schedule);
+  // The GEMM schedules itself (its lowering holds the Funcs to stage);
+  // every other kind leaves its stages unscheduled for the GPU.
+  if (schedule.gpu && kernel.kind != KernelKind::Linear)
+    scheduleForGpu(kernel, lowered, schedule);
+  return lowered;
 }
 
 } // namespace tmc::halide

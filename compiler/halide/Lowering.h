@@ -56,6 +56,12 @@ Halide::Func definePackedWeight(const Halide::Func &weight, const GemmLayout &la
 /// Schedules `definePackedWeight`'s Func: panels in parallel, vectorized along j.
 void schedulePackedWeight(Halide::Func &packed, const GemmLayout &layout,
                           const Schedule &schedule);
+/// GPU schedules (GpuSchedule.cpp), applied instead of the CPU ones when
+/// `schedule.gpu`: the GEMM's (called by its lowering, which owns the Funcs)
+/// and every other kind's, applied by `lowerKernel` to the stages it returns.
+void scheduleGemmGpu(Halide::Func out, Halide::Func acc, Halide::Func xc, Halide::Func packed,
+                     const GemmLayout &layout, const Schedule &schedule);
+void scheduleForGpu(const KernelDesc &kernel, LoweredKernel &lowered, const Schedule &schedule);
 /// Fused attention; with `schedule.keyBlock > 0` it takes lowerAttentionBlocked.
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule);
 /// Attention walking the keys in blocks with an online softmax (flash attention).

@@ -73,7 +73,8 @@ int compileCommand(int argc, char **argv) {
                                              "--emit=lib: DIR or DIR/NAME)"),
                               cl::value_desc("OUT"), cl::cat(toolOptions));
   cl::opt<std::string> emit("emit", cl::desc("Stop after a stage and write it: ast, tm, "
-                                             "tm-opt, kernels, halide, stmt, asm, obj, exe, lib"),
+                                             "tm-opt, kernels, halide, stmt, asm, obj, exe, lib, "
+                                             "device (-o DIR: each kernel's PTX, --target cuda)"),
                             cl::value_desc("STAGE"), cl::init("exe"), cl::cat(toolOptions));
   // cl::desc keeps a StringRef: the text must outlive the option (a
   // temporary here was a use-after-free in --help, found by ASan).
@@ -130,14 +131,22 @@ int compileCommand(int argc, char **argv) {
   // Checked here, not minutes into compiling: both are mistakes on the
   // command line, not in the spec.
   std::string error;
-  if (!tmc::resolveTarget(target, &error)) {
+  std::optional<tmc::TargetInfo> targetInfo = tmc::resolveTarget(target, &error);
+  if (!targetInfo) {
     errs() << "tmc: error: " << error << "\n";
+    return kExitUsage;
+  }
+  if (*stage == tmc::Stage::Device && !targetInfo->gpu) {
+    errs() << "tmc: error: --emit=device writes GPU kernels' PTX: it needs a GPU target "
+              "(--target cuda or cuda-sm86), not --target "
+           << target << "\n";
     return kExitUsage;
   }
   if (*stage >= tmc::Stage::Obj && output.empty()) {
     errs() << "tmc: error: "
-           << (*stage == tmc::Stage::Lib ? "-o DIR (or DIR/NAME) is required to write a library"
-                                         : "-o OUT is required to write an executable or object")
+           << (*stage == tmc::Stage::Lib      ? "-o DIR (or DIR/NAME) is required to write a library"
+               : *stage == tmc::Stage::Device ? "-o DIR is required to write device code"
+                                              : "-o OUT is required to write an executable or object")
            << "\n";
     return kExitUsage;
   }

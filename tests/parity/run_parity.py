@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 # run_parity.py - One spec, compiled by tmc, against its PyTorch model.
 #
-#   run_parity.py --tmc build/bin/tmc --spec NAME --work DIR
+#   run_parity.py --tmc build/bin/tmc --spec NAME --work DIR [--target T]
 #
+# --target (default $TMC_PARITY_TARGET, else host) is tmc's --target: on a
+# machine with an NVIDIA GPU, `TMC_PARITY_TARGET=cuda ctest -L parity` runs
+# the same suite against CUDA executables.
 # NAME is one of `specs.py --list`. Compiles the spec, makes weights with
 # `tmc init-weights`, runs the executable on a few inputs (full length, short
 # with padding, one token; segments and sources where the model takes them)
@@ -172,6 +175,8 @@ def main():
     parser.add_argument("--spec", required=True, help="a name from specs.py --list")
     parser.add_argument("--work", required=True, help="scratch directory")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--target", default=os.environ.get("TMC_PARITY_TARGET") or "host",
+                        help="tmc compile --target (default: $TMC_PARITY_TARGET or host)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -181,7 +186,7 @@ def main():
     exe = os.path.join(args.work, "model")
     weights = os.path.join(args.work, "weights.safetensors")
     start = time.monotonic()
-    run([args.tmc, "compile", path, "-o", exe], "tmc compile")
+    run([args.tmc, "compile", path, "--target", args.target, "-o", exe], "tmc compile")
     compile_s = time.monotonic() - start
     run([args.tmc, "init-weights", path, "-o", weights, "--seed", str(args.seed)],
         "tmc init-weights")
@@ -222,7 +227,7 @@ def main():
             print(f"{args.spec}: greedy generation: {equal}/{len(generated)} steps equal"
                   + (f", near-ties at steps {ties}" if ties else ""))
 
-    summary = {"spec": args.spec, "max_relative_error": max(errors) if errors else None,
+    summary = {"spec": args.spec, "target": args.target, "max_relative_error": max(errors) if errors else None,
                "generation": generation, "torch_nn_layers": nn_used,
                "compile_s": round(compile_s, 1), "ok": not failures}
     print("parity: " + json.dumps(summary))
