@@ -234,7 +234,7 @@ std::vector<PackedWeight> planPacking(const KernelPlan &plan, const TargetInfo &
       continue;
     const KernelDesc &kernel = plan.kernels[call.kernel];
     PackedWeight pack{call.kernel, weight,
-                      gemmLayout(kernel, defaultSchedule(kernel, target)), offset};
+                      gemmLayout(kernel, scheduleFor(kernel, target, plan.schedules)), offset};
     // Each pack starts on an alignment boundary.
     offset += (pack.floats() + 31) / 32 * 32;
     packs.push_back(pack);

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/Schedule.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
@@ -144,6 +146,7 @@ struct KernelPlan {
   int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats
   int64_t outputWidth = 0;
   int64_t outputRows = 0;   ///< 0: one row per token; else a fixed count (classifier: 1)
+  ScheduleTable schedules;  ///< tuned schedules by kernel name (--tuning-db); others default
 };
 
 /// Forms the plan from the optimized module's @forward. `manifest` gives each

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace tmc {
@@ -39,6 +40,25 @@ struct Schedule {
   /// One line, `key=value` pairs, as shown by --emit=halide and stored by the tuner.
   std::string str() const;
 };
+
+/// Parses `Schedule::str()`'s form (a key may be left out: it keeps its
+/// default). False with `*error` naming the key on an unknown key, a missing
+/// `=`, a value that is not an integer, or one out of its range.
+bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error);
+
+/// Whether `schedule` can compile `kernel` for `target` (vector width a power
+/// of two up to twice the target's, tileCols a multiple of it, ranges of
+/// the rest); false with the reason.
+bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &schedule,
+                   std::string *error);
+
+/// Schedules chosen by a tuning database (`tmc compile --tuning-db`), by
+/// KernelDesc::name().
+using ScheduleTable = std::map<std::string, Schedule>;
+
+/// `table`'s schedule for `kernel`, else `defaultSchedule`.
+Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
+                     const ScheduleTable &table);
 
 /// What tmc picks without a tuning database: register tiles sized to the
 /// target's vector registers (16 lanes on AVX-512, 8 on AVX2).

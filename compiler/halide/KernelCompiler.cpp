@@ -61,7 +61,7 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
   };
 
   for (const KernelDesc &kernel : plan.kernels) {
-    Schedule schedule = defaultSchedule(kernel, target);
+    Schedule schedule = scheduleFor(kernel, target, plan.schedules);
     if (kernel.kind == KernelKind::Linear) {
       // The GEMM reads weights packed once, at load, by its pack kernel
       // (the contract is in LowerPack.cpp); both share the schedule.
