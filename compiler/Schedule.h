@@ -36,6 +36,9 @@ struct Schedule {
                               ///< (ignored when K is blocked)
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
+  /// Lowering defines the algorithm and its estimates only, no schedule (for
+  /// Halide's autoschedulers; linear kernels). Not part of str().
+  bool algorithmOnly = false;
 
   /// One line, `key=value` pairs, as shown by --emit=halide and stored by the tuner.
   std::string str() const;

@@ -5,7 +5,11 @@
 #include "compiler/halide/Lowering.h"
 #include "compiler/tune/Measure.h"
 
+#include <algorithm>
+#include <fcntl.h>
 #include <fstream>
+#include <unistd.h>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -45,69 +49,79 @@ int floorPow2(int v) {
 Schedule seedFromSource(const KernelDesc &kernel, const TargetInfo &target,
                         const std::string &outputName, const std::string &source,
                         const Schedule &base) {
-  // The directives of the output Func: from the line naming it up to the
-  // next Func's. Halide prints `Func NAME = pipeline.get_func(i);` and then
-  // NAME's chained directives.
-  std::string block;
-  {
-    std::istringstream in(source);
-    std::string line;
-    bool inside = false;
-    std::regex funcLine(R"(^\s*Func\s+(\w+)\s*=)");
-    std::smatch m;
-    while (std::getline(in, line)) {
-      if (std::regex_search(line, m, funcLine))
-        inside = m[1] == outputName;
-      if (inside)
-        block += line + "\n";
-    }
-  }
+  // The three plugins print differently (Func handles declared up front or
+  // not, blocks or not, spaces or not), but each schedules a Func by one
+  // chained statement `NAME[.update(0)] .directive(...) ... ;`.
+  std::string flat;
+  for (char c : source)
+    flat += c == '\n' ? ' ' : c;
+  // Leading braces: Mullapudi2016 wraps each Func's directives in a block.
+  std::regex head(R"(^[\s{}]*(\w+)\s*(\.update\(\d+\))?\s*\.)");
+  std::regex split(R"(\.split\(\s*([\w$]+)\s*,\s*([\w$]+)\s*,\s*([\w$]+)\s*,\s*(\d+))");
+  std::regex vectorize(R"(\.vectorize\(\s*([\w$]+)\s*(?:,\s*(\d+))?)");
+  std::regex fuse(R"(\.fuse\(\s*([\w$]+)\s*,\s*([\w$]+)\s*,\s*([\w$]+))");
   Schedule s = base;
-  // split(VAR, OUTER, INNER, FACTOR): the first split of each of the
-  // output's dimensions is its tile; a vectorized inner variable gives the
-  // vector width.
-  std::regex split(R"(\.split\((\w+),\s*(\w+),\s*(\w+),\s*(\d+))");
-  std::regex vectorize(R"(\.vectorize\((\w+)(?:,\s*(\d+))?)");
-  std::map<std::string, int> firstSplit, innerFactor;
-  std::vector<std::pair<std::string, int>> splits;
-  for (auto it = std::sregex_iterator(block.begin(), block.end(), split);
-       it != std::sregex_iterator(); ++it) {
-    std::string var = (*it)[1];
-    int factor = std::stoi((*it)[4]);
-    // A variable split again is a split of its parts: key by the root name.
-    std::string root = var.substr(0, var.find('_'));
-    firstSplit.try_emplace(root, factor);
-    innerFactor[(*it)[3]] = factor;
-    splits.emplace_back(var, factor);
-  }
-  for (auto it = std::sregex_iterator(block.begin(), block.end(), vectorize);
-       it != std::sregex_iterator(); ++it) {
-    int width = (*it)[2].matched ? std::stoi((*it)[2]) : innerFactor[(*it)[1]];
-    if (width > 1) {
-      s.vectorWidth = std::min(2 * target.vectorWidth, floorPow2(width));
-      break;
-    }
-  }
-  s.parallel = block.find(".parallel(") != std::string::npos || base.parallel;
-  if (kernel.kind == KernelKind::Linear) {
-    // The output is out(n, t): n the features, t the tokens.
-    int vw = std::min(s.vectorWidth, target.vectorWidth);
-    s.vectorWidth = vw;
-    if (auto it = firstSplit.find("n"); it != firstSplit.end())
-      s.tileCols = std::clamp(it->second / vw * vw, vw, 6 * vw);
-    if (auto it = firstSplit.find("t"); it != firstSplit.end())
-      s.tileRows = std::clamp(it->second, 1, 14);
-    // A split of the reduction (in any Func) is its K block.
-    std::regex rsplit(R"(\.split\((r\w*),\s*\w+,\s*\w+,\s*(\d+))");
+  std::map<std::string, std::vector<int>> factors; // per output dimension
+  std::map<std::string, int> innerFactor;
+  int vector = 0, reductionBlock = 0;
+  bool parallel = false;
+  size_t begin = 0;
+  while (begin < flat.size()) {
+    size_t semicolon = flat.find(';', begin);
+    std::string statement = flat.substr(begin, semicolon == std::string::npos
+                                                   ? std::string::npos
+                                                   : semicolon - begin);
+    begin = semicolon == std::string::npos ? flat.size() : semicolon + 1;
     std::smatch m;
-    if (std::regex_search(source, m, rsplit)) {
-      int kb = std::stoi(m[2]);
-      s.kBlock = kb > 1 && kb < kernel.inWidth ? kb : 0;
+    if (!std::regex_search(statement, m, head))
+      continue;
+    const bool isOutput = m[1] == outputName, isUpdate = m[2].matched;
+    // Which output dimension each variable comes from: n (features) and
+    // t (tokens) at first, then through every split.
+    std::map<std::string, std::string> dim = {{"n", "n"}, {"t", "t"}};
+    for (auto it = std::sregex_iterator(statement.begin(), statement.end(), split);
+         it != std::sregex_iterator(); ++it) {
+      std::string var = (*it)[1];
+      int factor = std::stoi((*it)[4]);
+      if (var[0] == 'r' && isUpdate && !reductionBlock)
+        reductionBlock = factor; // a split of the reduction: its K block
+      if (!isOutput)
+        continue;
+      innerFactor[(*it)[3]] = factor;
+      auto d = dim.find(var);
+      if (d == dim.end())
+        continue;
+      factors[d->second].push_back(factor);
+      dim[(*it)[2]] = dim[(*it)[3]] = d->second;
     }
-  } else if (kernel.kind == KernelKind::Attention) {
-    // out(d, h, i): the queries are i.
-    if (auto it = firstSplit.find("i"); it != firstSplit.end())
-      s.queryTile = std::clamp(it->second, 1, 128);
+    if (!isOutput || isUpdate)
+      continue;
+    for (auto it = std::sregex_iterator(statement.begin(), statement.end(), fuse);
+         it != std::sregex_iterator(); ++it)
+      innerFactor.erase((*it)[3]);
+    for (auto it = std::sregex_iterator(statement.begin(), statement.end(), vectorize);
+         it != std::sregex_iterator(); ++it) {
+      int width = (*it)[2].matched ? std::stoi((*it)[2]) : innerFactor[(*it)[1]];
+      if (width > 1 && !vector)
+        vector = width;
+    }
+    parallel = parallel || statement.find(".parallel(") != std::string::npos;
+  }
+  if (vector > 1)
+    s.vectorWidth = std::min(target.vectorWidth, floorPow2(vector));
+  s.parallel = parallel || base.parallel;
+  if (kernel.kind == KernelKind::Linear) {
+    const int vw = s.vectorWidth;
+    // Register tile: the innermost token tile; feature tile: the smallest
+    // split of the features wider than one vector (else one vector).
+    if (!factors["t"].empty())
+      s.tileRows = std::clamp(*std::min_element(factors["t"].begin(), factors["t"].end()), 1, 14);
+    int cols = 0;
+    for (int f : factors["n"])
+      if (f > vw && (!cols || f < cols))
+        cols = f;
+    s.tileCols = std::clamp(cols ? cols / vw * vw : vw, vw, 6 * vw);
+    s.kBlock = reductionBlock > 1 && reductionBlock < kernel.inWidth ? reductionBlock : 0;
   }
   return s;
 }
@@ -117,10 +131,15 @@ std::vector<AutoschedulerSeed> autoschedulerSeeds(const KernelDesc &kernel,
                                                   const std::string &dir, int threads,
                                                   double timeout) {
   std::vector<AutoschedulerSeed> seeds;
+  // Only the GEMM lowering can leave its Funcs unscheduled (the
+  // autoschedulers refuse scheduled ones), and GEMMs are most of the time.
   const bool linear = kernel.kind == KernelKind::Linear;
-  if (!linear && kernel.kind != KernelKind::Attention)
+  if (!linear)
     return seeds;
   Schedule base = defaultSchedule(kernel, target);
+  Schedule bare = base;
+  bare.algorithmOnly = true;
+  bare.kBlock = 0; // the unblocked algorithm: the schedulers choose their own blocking
   for (const Plugin &plugin : kPlugins) {
     AutoschedulerSeed seed;
     seed.scheduler = plugin.name;
@@ -129,10 +148,13 @@ std::vector<AutoschedulerSeed> autoschedulerSeeds(const KernelDesc &kernel,
     std::string outputName;
     bool ran = runInChild(
         [&](std::string *error) {
+          // The plugins narrate their search on stderr; the tuner's
+          // progress is there. (This is the child: its stderr only.)
+          if (int null = open("/dev/null", O_WRONLY); null >= 0)
+            dup2(null, 2);
           try {
             Halide::load_plugin(library);
-            halide::LoweredKernel lowered =
-                linear ? halide::lowerPackedLinear(kernel, base) : halide::lowerKernel(kernel, base);
+            halide::LoweredKernel lowered = halide::lowerPackedLinear(kernel, bare);
             Halide::Pipeline pipeline(lowered.output);
             Halide::AutoSchedulerResults results = pipeline.auto_schedule(
                 plugin.name, Halide::Target(target.halideTarget),

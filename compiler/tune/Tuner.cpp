@@ -326,8 +326,8 @@ void Tuner::search(Job &job, double seconds) {
   }
   // Halide's autoschedulers on the same pipeline, when the kernel's budget
   // allows (each runs in a child process under a timeout).
-  double autoTimeout = std::min(30.0, seconds * 0.3 / 3);
-  if (autoTimeout >= 2 && !stopRequested()) {
+  double autoTimeout = std::clamp(seconds * 0.1, 4.0, 30.0);
+  if (seconds >= 10 && !stopRequested()) {
     for (const AutoschedulerSeed &seed :
          autoschedulerSeeds(*job.kernel, target, job.dir, options.threads, autoTimeout)) {
       if (!seed.ok) {
