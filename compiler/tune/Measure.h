@@ -3,7 +3,7 @@
 // A candidate schedule is compiled (Halide AOT, in a forked child) and linked
 // with a small generated harness into an executable of its own, which runs the
 // kernel on seeded random inputs of the real shapes: warm-up, repeats until a
-// minimum time, median and spread; then once at T = 1 (the decode path). Its
+// minimum time, median and spread; then the same at T = 1 (the decode path). Its
 // outputs are compared with the default schedule's (saved by the first
 // measurement). Both processes run under a timeout and are killed past it, so
 // a candidate that crashes, hangs or miscompiles costs one trial, not the
@@ -31,6 +31,7 @@ struct Measurement {
   double medianMs = 0, minMs = 0;
   double noise = 0;        ///< (p90 - p10) / median of the repeats
   double maxError = 0;     ///< vs the reference output, relative to its largest magnitude
+  double decodeMs = 0;     ///< median at T = 1 (one decoding step's call)
   double compileSeconds = 0, runSeconds = 0;
 };
 

@@ -108,6 +108,7 @@ struct Job {
   std::string dir;
   bool profiled = false;
   double defaultMs = 0;
+  double defaultDecodeMs = 0; ///< the default at T = 1
   double share = 0;
   const TuningEntry *prior = nullptr; ///< a usable entry of the database
   TuningEntry entry;
@@ -273,6 +274,7 @@ void Tuner::profile() {
     }
     job.profiled = true;
     job.defaultMs = m.medianMs;
+    job.defaultDecodeMs = m.decodeMs;
     TuningEntry &e = job.entry;
     e.kernel = job.name;
     e.signature = kernelSignatureText(*job.kernel);
@@ -284,6 +286,7 @@ void Tuner::profile() {
     e.threads = options.threads;
     e.calls = job.calls;
     e.defaultMs = e.bestMs = m.medianMs;
+    e.defaultDecodeMs = e.bestDecodeMs = m.decodeMs;
     if (options.resume && job.prior) {
       e.trials = job.prior->trials;
       e.history = job.prior->history;
@@ -386,6 +389,13 @@ void Tuner::search(Job &job, double seconds) {
     if (stopRequested())
       break;
     job.entry.trials += 1;
+    // Prefill is what is tuned, but a decoding step (T = 1) must not pay
+    // for it: 10% (plus timer noise) slower there and the candidate is out.
+    if (m.ok && m.decodeMs > 1.1 * job.defaultDecodeMs + 5e-4) {
+      m.ok = false;
+      m.error = "slower at T = 1 (decode): " + ms(m.decodeMs) + " ms vs the default's " +
+                ms(job.defaultDecodeMs) + " ms";
+    }
     if (!m.ok) {
       progress.note("tune: " + job.name + ": candidate " + candidate.str() + " rejected: " +
                     m.error);
@@ -393,6 +403,7 @@ void Tuner::search(Job &job, double seconds) {
       population.emplace_back(m.medianMs, candidate);
       if (m.medianMs < bestMs) {
         bestMs = m.medianMs;
+        job.entry.bestDecodeMs = m.decodeMs;
         best = candidate;
         bestOrigin = origin;
         std::rename((job.dir + "/last").c_str(), (job.dir + "/best").c_str());
@@ -424,7 +435,7 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
   }
   // Interleaved re-runs of the two kept executables: the gain must survive
   // the machine's noise of the moment, not just one lucky measurement.
-  std::vector<double> base, tuned;
+  std::vector<double> base, tuned, baseDecode, tunedDecode;
   double timeout = std::max(options.timeoutSeconds, 50 * job.defaultMs / 1e3 + 5);
   for (int round = 0; round < 3 && !stopRequested(); ++round) {
     Measurement d = job.bench->rerun(job.dir + "/default", timeout);
@@ -432,6 +443,8 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
     if (d.ok && t.ok) {
       base.push_back(d.medianMs);
       tuned.push_back(t.medianMs);
+      baseDecode.push_back(d.decodeMs);
+      tunedDecode.push_back(t.decodeMs);
     }
   }
   if (base.empty()) {
@@ -442,18 +455,30 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
   }
   std::sort(base.begin(), base.end());
   std::sort(tuned.begin(), tuned.end());
+  std::sort(baseDecode.begin(), baseDecode.end());
+  std::sort(tunedDecode.begin(), tunedDecode.end());
   double d = base[base.size() / 2], t = tuned[tuned.size() / 2];
+  double dd = baseDecode[base.size() / 2], td = tunedDecode[tuned.size() / 2];
   e.defaultMs = d;
+  e.defaultDecodeMs = dd;
   e.confirmed = true;
-  if (t < 0.98 * d) {
+  if (t < 0.98 * d && td <= 1.1 * dd + 5e-4) {
     e.schedule = best.str();
     e.bestMs = t;
+    e.bestDecodeMs = td;
+  } else if (t < 0.98 * d) {
+    progress.note("tune: " + job.name + ": the best candidate is slower at T = 1 in re-runs (" +
+                  ms(td) + " vs " + ms(dd) + " ms): the default is kept");
+    e.schedule = e.defaultSchedule;
+    e.bestMs = d;
+    e.bestDecodeMs = dd;
   } else {
     progress.note("tune: " + job.name + ": the best candidate (" + ms(bestMs) +
                   " ms once) did not stay 2% ahead of the default in re-runs (" + ms(t) +
                   " vs " + ms(d) + " ms): the default is kept");
     e.schedule = e.defaultSchedule;
     e.bestMs = d;
+    e.bestDecodeMs = dd;
   }
 }
 

@@ -60,7 +60,8 @@ json toJson(const TuningEntry &e) {
           {"default_schedule", e.defaultSchedule}, {"origin", e.origin},
           {"tokens", e.tokens},       {"threads", e.threads},
           {"calls", e.calls},         {"default_ms", e.defaultMs},
-          {"best_ms", e.bestMs},      {"trials", e.trials},
+          {"best_ms", e.bestMs},      {"default_decode_ms", e.defaultDecodeMs},
+          {"best_decode_ms", e.bestDecodeMs}, {"trials", e.trials},
           {"confirmed", e.confirmed}, {"history", history}};
 }
 
@@ -110,6 +111,10 @@ bool fromJson(const json &j, TuningEntry *e, std::string *error) {
       !integer("trials", &e->trials, 0, 1 << 30) || !integer("tokens", &e->tokens, 1, 1 << 20) ||
       !integer("threads", &e->threads, 0, 1 << 16) || !integer("calls", &e->calls, 0, 1 << 20))
     return false;
+  for (auto [key, out] : {std::pair{"default_decode_ms", &e->defaultDecodeMs},
+                          std::pair{"best_decode_ms", &e->bestDecodeMs}})
+    if (auto it = j.find(key); it != j.end() && it->is_number())
+      *out = it->get<double>();
   if (auto it = j.find("confirmed"); it != j.end() && it->is_boolean())
     e->confirmed = it->get<bool>();
   if (auto it = j.find("history"); it != j.end()) {

@@ -39,7 +39,8 @@ struct TuningEntry {
   int tokens = 128;       ///< T of the measurement
   int threads = 0;        ///< threads of the measurement
   int calls = 1;          ///< calls per forward pass in the model
-  double defaultMs = 0, bestMs = 0;
+  double defaultMs = 0, bestMs = 0;          ///< at `tokens`
+  double defaultDecodeMs = 0, bestDecodeMs = 0; ///< at T = 1 (optional in the file)
   int trials = 0;         ///< candidates measured (the default included)
   bool confirmed = false; ///< the best beat the default in a final interleaved re-measurement
   std::vector<std::pair<int, double>> history; ///< (trial, best ms so far) at each improvement
