@@ -3,7 +3,7 @@
 // A candidate schedule is compiled (Halide AOT, in a forked child) and linked
 // with a small generated harness into an executable of its own, which runs the
 // kernel on seeded random inputs of the real shapes: warm-up, repeats until a
-// minimum time, median and spread; then the same at T = 1 (the decode path). Its
+// minimum time; the 10th percentile (the score), median and spread; then the same at T = 1. Its
 // outputs are compared with the default schedule's (saved by the first
 // measurement). Both processes run under a timeout and are killed past it, so
 // a candidate that crashes, hangs or miscompiles costs one trial, not the
@@ -28,10 +28,12 @@ bool stopRequested();
 struct Measurement {
   bool ok = false;
   std::string error;       ///< why not ok: compile error, crash, timeout, wrong output
+  double scoreMs = 0;      ///< what candidates are compared by: the 10th percentile of the
+                           ///< repeats (robust to other processes taking the cores)
   double medianMs = 0, minMs = 0;
   double noise = 0;        ///< (p90 - p10) / median of the repeats
   double maxError = 0;     ///< vs the reference output, relative to its largest magnitude
-  double decodeMs = 0;     ///< median at T = 1 (one decoding step's call)
+  double decodeMs = 0;     ///< 10th percentile at T = 1 (one decoding step's call)
   double compileSeconds = 0, runSeconds = 0;
 };
 

@@ -273,7 +273,7 @@ void Tuner::profile() {
       continue;
     }
     job.profiled = true;
-    job.defaultMs = m.medianMs;
+    job.defaultMs = m.scoreMs;
     job.defaultDecodeMs = m.decodeMs;
     TuningEntry &e = job.entry;
     e.kernel = job.name;
@@ -285,16 +285,16 @@ void Tuner::profile() {
     e.tokens = tokens;
     e.threads = options.threads;
     e.calls = job.calls;
-    e.defaultMs = e.bestMs = m.medianMs;
+    e.defaultMs = e.bestMs = m.scoreMs;
     e.defaultDecodeMs = e.bestDecodeMs = m.decodeMs;
     if (options.resume && job.prior) {
       e.trials = job.prior->trials;
       e.history = job.prior->history;
     }
     e.trials += 1;
-    e.history.emplace_back(e.trials, m.medianMs);
+    e.history.emplace_back(e.trials, m.scoreMs);
     progress.update("tune profile [" + std::to_string(i + 1) + "/" + std::to_string(jobs.size()) +
-                    "] " + job.name + ": " + ms(m.medianMs) + " ms x " +
+                    "] " + job.name + ": " + ms(m.scoreMs) + " ms x " +
                     std::to_string(job.calls) + " calls (noise " + fixed(100 * m.noise, 0) +
                     "%)");
   }
@@ -400,9 +400,9 @@ void Tuner::search(Job &job, double seconds) {
       progress.note("tune: " + job.name + ": candidate " + candidate.str() + " rejected: " +
                     m.error);
     } else {
-      population.emplace_back(m.medianMs, candidate);
-      if (m.medianMs < bestMs) {
-        bestMs = m.medianMs;
+      population.emplace_back(m.scoreMs, candidate);
+      if (m.scoreMs < bestMs) {
+        bestMs = m.scoreMs;
         job.entry.bestDecodeMs = m.decodeMs;
         best = candidate;
         bestOrigin = origin;
@@ -441,8 +441,8 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
     Measurement d = job.bench->rerun(job.dir + "/default", timeout);
     Measurement t = job.bench->rerun(job.dir + "/best", timeout);
     if (d.ok && t.ok) {
-      base.push_back(d.medianMs);
-      tuned.push_back(t.medianMs);
+      base.push_back(d.scoreMs);
+      tuned.push_back(t.scoreMs);
       baseDecode.push_back(d.decodeMs);
       tunedDecode.push_back(t.decodeMs);
     }
