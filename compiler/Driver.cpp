@@ -1,6 +1,6 @@
 //===- Driver.cpp - The stages of `tmc compile` ---------------------------===//
 //
-// spec -> AST -> tm (MLIRGen) -> tm-opt (pass pipeline) -> kernels (plan)
+// spec -> AST -> tm (MLIRGen) -> tm-opt (pass pipeline) -> kernels (tmk passes, plan)
 //      -> halide (lowering + schedules) -> stmt/asm/obj (Halide AOT)
 //      -> exe (generated executor + runtime, linked by the system compiler).
 // Each stage's text can be emitted alone (--emit) or all dumped (--dump-stages-to).
@@ -16,6 +16,7 @@
 #include "compiler/Toolchain.h"
 #include "compiler/tune/TuningDb.h"
 #include "dialects/tm/Passes.h"
+#include "dialects/tmk/Passes.h"
 #include "frontend/Frontend.h"
 #include "frontend/MLIRGen.h"
 #include "frontend/Manifest.h"
@@ -28,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -53,6 +55,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &context, const s
                                              const std::string &specOverride,
                                              llvm::SourceMgr &sourceMgr, LoadedSpec *loaded) {
   context.getOrLoadDialect<tm::TMDialect>();
+  context.getOrLoadDialect<tmk::TMKDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer = mlir::openInputFile(path, &error);
@@ -178,7 +181,7 @@ bool CompileJob::writeLibrary(const std::vector<std::string> &objects, const Ker
   std::string headerText =
       generateLibraryHeader(plan, spec, name, runtimeHeader, executorOptions);
   // The archive first: a header without its library is the worse half.
-  if (!archiveLibrary(objects, std::string(archive), workDir, &error) ||
+  if (!archiveLibrary(objects, std::string(archive), workDir, &error, &executorOptions.target) ||
       !writeFileAtomically(std::string(header), headerText, &error)) {
     llvm::sys::fs::remove(archive);
     return fail(error);
@@ -303,7 +306,18 @@ int CompileJob::run() {
   if (finishIR(Stage::TMOpt, "3-tm-opt.mlir"))
     return failed;
 
-  // Stage: kernels.
+  // Stage: kernels (tmk): one call per kernel, shared kernels, decode
+  // variants, arena offsets; then read into the plan.
+  mlir::PassManager kernelPm(&context, mlir::ModuleOp::getOperationName());
+  if (mlir::failed(mlir::applyPassManagerCLOptions(kernelPm)))
+    return fail("invalid MLIR pass-manager options"), 1;
+  if (options.printIRAfterAll)
+    kernelPm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                              [](mlir::Pass *, mlir::Operation *) { return true; },
+                              /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  tmk::buildKernelPipeline(kernelPm, options.explain);
+  if (mlir::failed(kernelPm.run(*module)))
+    return 1;
   std::vector<TensorSpec> manifest = buildManifest(spec);
   std::vector<std::string> names;
   for (const TensorSpec &tensor : manifest)
@@ -314,10 +328,19 @@ int CompileJob::run() {
   if (planOut)
     *planOut = *plan;
   {
-    std::string text;
-    llvm::raw_string_ostream os(text);
+    // The tmk module (it parses again), then the plan it reads as, commented.
+    std::string listing;
+    llvm::raw_string_ostream os(listing);
     printKernelPlan(*plan, os);
-    if (finishStage(Stage::Kernels, text, "4-kernels.txt"))
+    std::string comment = "\n// The kernel plan this module reads as:\n";
+    for (llvm::StringRef line : llvm::split(llvm::StringRef(listing).rtrim('\n'), '\n'))
+      comment += line.empty() ? "//\n"
+                 : line.starts_with("//") ? line.str() + "\n"
+                                          : "// " + line.str() + "\n";
+    if (!dumpText(printModule(true) + comment, "4-kernels.mlir"))
+      return 1;
+    if (options.emit == Stage::Kernels &&
+        finishStage(Stage::Kernels, printModule(false) + comment, nullptr))
       return failed;
   }
 
@@ -345,20 +368,41 @@ int CompileJob::run() {
   if (request.wantAssembly && finishStage(Stage::Asm, kernels.assemblyText, "7-asm.s"))
     return failed;
 
-  // Stages: obj, exe.
+  // Stages: obj, exe. A multi-ISA target has one executor per variant (each
+  // packs weights into its own kernels' layout) and a dispatcher between them.
   ExecutorOptions executorOptions{options.input, options.threads, *target, options.trace};
-  std::string executor = generateExecutor(*plan, spec, manifest, executorOptions);
-  if (!dumpText(executor, "8-executor.cpp"))
+  std::vector<std::pair<std::string, std::string>> sources; // name, text
+  if (target->variants.empty()) {
+    sources.emplace_back("executor", generateExecutor(*plan, spec, manifest, executorOptions));
+  } else {
+    for (const TargetInfo &variant : target->variants) {
+      ExecutorOptions variantOptions = executorOptions;
+      variantOptions.target = variant;
+      variantOptions.variantSuffix = std::string("_") + variant.isaName();
+      sources.emplace_back(std::string("executor-") + variant.isaName(),
+                           generateExecutor(*plan, spec, manifest, variantOptions));
+    }
+    sources.emplace_back("dispatch", generateDispatcher(*target));
+  }
+  std::string dumped;
+  for (const auto &[name, text] : sources)
+    dumped += (sources.size() > 1 ? "// ---- " + name + ".cpp\n" : std::string()) + text;
+  if (!dumpText(dumped, "8-executor.cpp"))
     return 1;
-  std::string source = workDir + "/executor.cpp", object = workDir + "/executor.o";
-  if (!writeFileAtomically(source, executor, &error) || !compileCxx(source, object, &error))
-    return fail(error), 1;
   std::vector<std::string> objects = kernels.objects;
-  objects.insert(objects.begin(), object);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string source = workDir + "/" + sources[i].first + ".cpp";
+    std::string object = workDir + "/" + sources[i].first + ".o";
+    if (!writeFileAtomically(source, sources[i].second, &error) ||
+        !compileCxx(source, object, &error, &*target))
+      return fail(error), 1;
+    objects.insert(objects.begin() + static_cast<std::ptrdiff_t>(i), object);
+  }
   if (options.emit == Stage::Lib)
     return writeLibrary(objects, *plan, spec, executorOptions) ? 0 : 1;
-  bool linked = options.emit == Stage::Obj ? linkRelocatable(objects, options.output, &error)
-                                           : linkExecutable(objects, options.output, &error);
+  bool linked = options.emit == Stage::Obj
+                    ? linkRelocatable(objects, options.output, &error, &*target)
+                    : linkExecutable(objects, options.output, &error, &*target);
   if (!linked)
     return fail(error), 1;
   return 0;

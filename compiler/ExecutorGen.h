@@ -22,12 +22,23 @@ struct ExecutorOptions {
   int defaultThreads = 0;   ///< `tmc compile --threads`; 0 lets Halide use every core
   TargetInfo target;        ///< the kernels' target: it fixes the packed weight layout
   bool trace = false;       ///< report every kernel call's output (runtime/trace.h)
+  /// One variant of a multi-ISA build ("_avx2"): its kernels are
+  /// tmk_<kernel><suffix> and its model tmr_compiled_model<suffix>(), which
+  /// the dispatcher (generateDispatcher) calls. Empty: the executable's only
+  /// executor, defining tmr_compiled_model() and tmr_compiled_isa() itself.
+  std::string variantSuffix;
 };
 
-/// C++ source of the executor. Kernel i is called as `tmk_<kernels[i].name()>`.
+/// C++ source of the executor. Kernel i is called as
+/// `tmk_<kernels[i].name()><options.variantSuffix>`.
 std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
                              const std::vector<TensorSpec> &manifest,
                              const ExecutorOptions &options);
+
+/// C++ source of a multi-ISA executable's tmr_compiled_model() and
+/// tmr_compiled_isa(): at the first call they pick the first variant of
+/// `target` the CPU supports, or the one TMC_ISA names, once.
+std::string generateDispatcher(const TargetInfo &target);
 
 /// NAME.h of `--emit=lib`: the runtime's C API (`runtimeHeader`, tmr.h's
 /// text, inlined so that one header suffices) and the model's sizes as

@@ -1,8 +1,17 @@
-//===- KernelPlan.cpp - From fused tm ops to kernel calls -----------------===//
+//===- KernelPlan.cpp - The kernel plan, read from the tmk module ---------===//
+//
+// The tmk passes (dialects/tmk) form the kernels, share them, mark decode
+// variants and place every value in the arena; this file reads their result
+// into the plain-data KernelPlan that Halide lowering and the executor
+// generator consume, resolving weight names to manifest indices and caches to
+// offsets in the model's cache memory.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/KernelPlan.h"
 
 #include "dialects/tm/TMOps.h"
+#include "dialects/tmk/TMKOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -24,107 +33,55 @@ int64_t width(Value value) {
   return cast<ShapedType>(value.getType()).getDimSize(1);
 }
 
-KernelDesc describe(Operation *op) {
+KernelDesc describe(tmk::KernelOp kernel) {
+  static const std::pair<tmk::KernelKind, KernelKind> kKinds[] = {
+      {tmk::KernelKind::embed, KernelKind::Embed},
+      {tmk::KernelKind::positions, KernelKind::AddPositions},
+      {tmk::KernelKind::segments, KernelKind::AddSegments},
+      {tmk::KernelKind::linear, KernelKind::Linear},
+      {tmk::KernelKind::attention, KernelKind::Attention},
+      {tmk::KernelKind::add, KernelKind::Add},
+      {tmk::KernelKind::activation, KernelKind::Activation},
+      {tmk::KernelKind::gated_activation, KernelKind::GatedActivation},
+      {tmk::KernelKind::norm, KernelKind::Norm},
+      {tmk::KernelKind::add_norm, KernelKind::AddNorm},
+      {tmk::KernelKind::rope, KernelKind::Rope},
+      {tmk::KernelKind::pool, KernelKind::Pool},
+      {tmk::KernelKind::seq_project, KernelKind::SeqProject}};
   KernelDesc desc{};
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](tm::EmbedOp embed) {
-        desc.kind = KernelKind::Embed;
-        desc.width = width(embed.getResult());
-        desc.tableRows = cast<ShapedType>(embed.getTable().getType()).getDimSize(0);
-        desc.scale = embed.getScale().convertToDouble();
-        desc.position = embed.getPosition().str();
-        if (embed.getPositions())
-          desc.positionRows = cast<ShapedType>(embed.getPositions().getType()).getDimSize(0);
-      })
-      .Case([&](tm::AddPositionsOp positions) {
-        desc.kind = KernelKind::AddPositions;
-        desc.width = width(positions.getResult());
-        desc.position = positions.getKind().str();
-        if (positions.getTable())
-          desc.positionRows = cast<ShapedType>(positions.getTable().getType()).getDimSize(0);
-      })
-      .Case([&](tm::AddSegmentsOp segments) {
-        desc.kind = KernelKind::AddSegments;
-        desc.width = width(segments.getResult());
-        desc.positionRows = cast<ShapedType>(segments.getTable().getType()).getDimSize(0);
-      })
-      .Case([&](tm::LinearOp linear) {
-        desc.kind = KernelKind::Linear;
-        desc.width = width(linear.getResult());
-        desc.inWidth = width(linear.getInput());
-        desc.hasBias = static_cast<bool>(linear.getBias());
-        desc.hasResidual = static_cast<bool>(linear.getResidual());
-        desc.activation = linear.getActivation().str();
-      })
-      .Case([&](tm::AttentionOp attention) {
-        desc.kind = KernelKind::Attention;
-        desc.width = width(attention.getResult());
-        desc.heads = attention.getHeads();
-        desc.kvHeads = attention.getKvHeads();
-        desc.headDim = attention.getHeadDim();
-        desc.scale = attention.getScale().convertToDouble();
-        tm::MaskAttr mask = attention.getMask();
-        desc.mask.causal = mask.getCausal();
-        desc.mask.padding = mask.getPadding();
-        desc.mask.decoder = mask.getDecoder();
-        desc.mask.window = mask.getWindow();
-        desc.mask.dilated = mask.getDilated();
-        desc.mask.dilation = mask.getDilation();
-        desc.mask.globals.assign(mask.getGlobals().begin(), mask.getGlobals().end());
-        desc.mask.randomPerRow = mask.getRandomPerRow();
-        desc.mask.randomSeed = mask.getRandomSeed();
-        desc.mask.maxSeq = mask.getMaxSeq();
-        desc.mask.alibi = attention.getAlibi();
-        desc.hasLength = static_cast<bool>(attention.getLength());
-      })
-      .Case([&](tm::AddOp add) {
-        desc.kind = KernelKind::Add;
-        desc.width = width(add.getResult());
-      })
-      .Case([&](tm::ActivationOp activation) {
-        desc.kind = KernelKind::Activation;
-        desc.width = width(activation.getResult());
-        desc.activation = activation.getKind().str();
-      })
-      .Case([&](tm::GatedActivationOp gated) {
-        desc.kind = KernelKind::GatedActivation;
-        desc.width = width(gated.getResult());
-        desc.activation = gated.getKind().str();
-      })
-      .Case([&](tm::NormOp norm) {
-        desc.kind = KernelKind::Norm;
-        desc.width = width(norm.getResult());
-        desc.eps = norm.getEps().convertToDouble();
-        desc.variant = norm.getKind().str();
-        desc.hasBias = static_cast<bool>(norm.getBias());
-      })
-      .Case([&](tm::AddNormOp norm) {
-        desc.kind = KernelKind::AddNorm;
-        desc.width = width(norm.getResult());
-        desc.eps = norm.getEps().convertToDouble();
-        desc.variant = norm.getKind().str();
-        desc.hasBias = static_cast<bool>(norm.getBias());
-      })
-      .Case([&](tm::RopeOp rope) {
-        desc.kind = KernelKind::Rope;
-        desc.width = width(rope.getResult());
-        desc.heads = rope.getHeads();
-        desc.headDim = rope.getHeadDim();
-        desc.theta = rope.getTheta().convertToDouble();
-      })
-      .Case([&](tm::SeqProjectOp project) {
-        desc.kind = KernelKind::SeqProject;
-        desc.width = width(project.getResult());
-        auto e = cast<ShapedType>(project.getProjection().getType());
-        desc.tableRows = e.getDimSize(0);    // k
-        desc.positionRows = e.getDimSize(1); // max_seq
-        desc.hasLength = static_cast<bool>(project.getLength());
-      })
-      .Case([&](tm::PoolOp pool) {
-        desc.kind = KernelKind::Pool;
-        desc.width = width(pool.getResult());
-        desc.variant = pool.getKind().str();
-      });
+  desc.kind = llvm::find_if(kKinds, [&](const auto &k) { return k.first == kernel.getKind(); })
+                  ->second;
+  desc.width = kernel.getWidth();
+  desc.inWidth = kernel.getInWidth().value_or(0);
+  desc.tableRows = kernel.getTableRows().value_or(0);
+  desc.positionRows = kernel.getPositionRows().value_or(0);
+  desc.heads = kernel.getHeads().value_or(0);
+  desc.kvHeads = kernel.getKvHeads().value_or(0);
+  desc.headDim = kernel.getHeadDim().value_or(0);
+  desc.scale = kernel.getScale() ? kernel.getScale()->convertToDouble() : 1.0;
+  desc.eps = kernel.getEps() ? kernel.getEps()->convertToDouble() : 0.0;
+  desc.theta = kernel.getTheta() ? kernel.getTheta()->convertToDouble() : 0.0;
+  desc.position = kernel.getPosition().value_or("").str();
+  desc.activation = kernel.getActivation().value_or("").str();
+  desc.variant = kernel.getVariant().value_or("").str();
+  desc.hasBias = kernel.getBias();
+  desc.hasResidual = kernel.getResidual();
+  desc.hasLength = kernel.getLength();
+  desc.decodeVariant = kernel.getDecode();
+  if (std::optional<tm::MaskAttr> mask = kernel.getMask()) {
+    desc.mask.causal = mask->getCausal();
+    desc.mask.padding = mask->getPadding();
+    desc.mask.decoder = mask->getDecoder();
+    desc.mask.window = mask->getWindow();
+    desc.mask.dilated = mask->getDilated();
+    desc.mask.dilation = mask->getDilation();
+    desc.mask.globals.assign(mask->getGlobals().begin(), mask->getGlobals().end());
+    desc.mask.randomPerRow = mask->getRandomPerRow();
+    desc.mask.randomSeed = mask->getRandomSeed();
+    desc.mask.maxSeq = mask->getMaxSeq();
+    desc.hasLength = mask->getPadding();
+  }
+  desc.mask.alibi = kernel.getAlibi();
   return desc;
 }
 
@@ -155,43 +112,7 @@ std::string describeLocation(Location loc) {
   return name.empty() ? file : name + " @ " + file;
 }
 
-/// Places values with disjoint live ranges at overlapping arena offsets
-/// (first fit over [definition, last use] intervals). Sizes and offsets are in
-/// units of T floats, so the static plan holds for every sequence length.
-/// Arena slots enter with the defining call's index and leave with an offset.
-int64_t assignArenaOffsets(std::vector<KernelCall> &calls,
-                           const std::vector<size_t> &lastUse) {
-  struct Live { int64_t begin, end; size_t lastUse; };
-  std::vector<Live> live;
-  std::vector<int64_t> offsetOfCall(calls.size(), 0);
-  int64_t arenaWidth = 0;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    // Free the values whose last use was an earlier call; values read by this
-    // call stay live so that the output never aliases an input.
-    llvm::erase_if(live, [&](const Live &l) { return l.lastUse < i; });
-    const Slot &out = calls[i].args.back().slot;
-    if (out.kind != Slot::Kind::Arena)
-      continue;
-    std::sort(live.begin(), live.end(),
-              [](const Live &a, const Live &b) { return a.begin < b.begin; });
-    int64_t offset = 0;
-    for (const Live &l : live) {
-      if (offset + out.width <= l.begin)
-        break;
-      offset = std::max(offset, l.end);
-    }
-    offsetOfCall[i] = offset;
-    live.push_back({offset, offset + out.width, lastUse[i]});
-    arenaWidth = std::max(arenaWidth, offset + out.width);
-  }
-  for (KernelCall &call : calls)
-    for (CallArg &arg : call.args)
-      if (arg.slot.kind == Slot::Kind::Arena)
-        arg.slot.index = offsetOfCall[arg.slot.index];
-  return arenaWidth;
-}
-
-/// Forms the calls of one function (@encode or @forward) into the plan.
+/// Reads the calls of one function (@encode or @forward) into the plan.
 class FunctionPlanner {
 public:
   FunctionPlanner(KernelPlan &plan, std::map<std::string, size_t> &kernelByName,
@@ -199,7 +120,7 @@ public:
       : out(plan), kernelByName(kernelByName), weightIndex(weightIndex), explain(explain) {}
 
   /// Appends `func`'s calls with `phase`; `result` (may be null) is the value
-  /// the executable returns. Returns the arena width the function needs.
+  /// the executable returns. Returns the arena width tmk-plan-buffers gave it.
   FailureOr<int64_t> planFunction(func::FuncOp func, KernelCall::Phase phase, Value result) {
     // MLIRGen names each argument with the run input it stands for.
     static const std::pair<const char *, Slot::Kind> kInputs[] = {
@@ -218,10 +139,12 @@ public:
                                              << " is not a run input (tm.input)", failure();
       slots[arg] = {input->second, 0, 0};
     }
-    firstCall = out.calls.size();
+    auto arenaWidth = func->getAttrOfType<IntegerAttr>("tmk.arena_width");
+    if (!arenaWidth)
+      return func.emitOpError("has no tmk.arena_width: run tmk-plan-buffers first"), failure();
 
     for (Operation &op : func.getBody().front().without_terminator()) {
-      if (auto weight = dyn_cast<tm::WeightOp>(op)) {
+      if (auto weight = dyn_cast<tmk::WeightOp>(op)) {
         auto it = weightIndex.find(weight.getName().str());
         if (it == weightIndex.end())
           return weight.emitOpError("names tensor '")
@@ -230,7 +153,7 @@ public:
         slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
         continue;
       }
-      if (auto read = dyn_cast<tm::CacheReadOp>(op)) {
+      if (auto read = dyn_cast<tmk::CacheReadOp>(op)) {
         auto it = cacheByName.find(read.getName().str());
         if (it == cacheByName.end())
           return read.emitOpError("reads cache '") << read.getName()
@@ -240,13 +163,18 @@ public:
         rowCount[read.getResult()] = BufferShape::kSource;
         continue;
       }
-      if (failed(planOp(op, phase, result)))
+      if (auto append = dyn_cast<tmk::CacheAppendOp>(op)) {
+        planAppend(append, phase);
+        continue;
+      }
+      auto call = dyn_cast<tmk::CallOp>(op);
+      if (!call)
+        return op.emitOpError("cannot be mapped to a kernel call (run tm-lower-to-kernels)"),
+               failure();
+      if (failed(planCall(call, phase, result)))
         return failure();
     }
-    std::vector<KernelCall> calls(out.calls.begin() + firstCall, out.calls.end());
-    int64_t arenaWidth = assignArenaOffsets(calls, lastUse);
-    std::copy(calls.begin(), calls.end(), out.calls.begin() + firstCall);
-    return arenaWidth;
+    return arenaWidth.getInt();
   }
 
   /// Caches are shared between functions: @encode writes what @forward reads.
@@ -260,54 +188,45 @@ private:
     return ShapedType::isDynamic(rows) ? BufferShape::kTokens : rows;
   }
 
-  /// Call indices are local to this function until offsets are assigned.
-  Slot use(Value operand, size_t callIndex) {
-    Slot slot = slots.lookup(operand);
-    if (slot.kind == Slot::Kind::Arena)
-      lastUse[slot.index] = callIndex;
-    return slot;
+  void planAppend(tmk::CacheAppendOp append, KernelCall::Phase phase) {
+    CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
+                    out.cacheFloats};
+    out.cacheFloats += cache.width * cache.capacity;
+    Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
+    cacheByName[cache.name] = out.caches.size();
+    out.caches.push_back(cache);
+    KernelCall call;
+    call.kind = KernelCall::Kind::CacheAppend;
+    call.phase = phase;
+    call.opName = "tm.cache_append";
+    call.location = describeLocation(append.getLoc());
+    call.origin = valueName(append.getLoc());
+    call.args.push_back({slots.lookup(append.getInput()),
+                         {false, false, {cache.width, BufferShape::kTokens}}});
+    call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
+    out.calls.push_back(std::move(call));
+    slots[append.getResult()] = cacheSlot;
+    rowCount[append.getResult()] = BufferShape::kKeys;
   }
 
-  LogicalResult planOp(Operation &op, KernelCall::Phase phase, Value result) {
-    size_t callIndex = out.calls.size() - firstCall;
-    if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
-      CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
-                      out.cacheFloats};
-      out.cacheFloats += cache.width * cache.capacity;
-      Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
-      cacheByName[cache.name] = out.caches.size();
-      out.caches.push_back(cache);
-      KernelCall call;
-      call.kind = KernelCall::Kind::CacheAppend;
-      call.phase = phase;
-      call.opName = op.getName().getStringRef().str();
-      call.location = describeLocation(op.getLoc());
-      call.origin = valueName(op.getLoc());
-      call.args.push_back({use(append.getInput(), callIndex),
-                           {false, false, {cache.width, BufferShape::kTokens}}});
-      call.args.push_back({cacheSlot, {false, false, {cache.width, BufferShape::kKeys}}});
-      out.calls.push_back(std::move(call));
-      lastUse.push_back(callIndex);
-      slots[append.getResult()] = cacheSlot;
-      rowCount[append.getResult()] = BufferShape::kKeys;
-      return success();
-    }
-    if (!isa<tm::TMDialect>(op.getDialect()) || op.getNumResults() != 1)
-      return op.emitOpError("cannot be mapped to a kernel");
-
-    KernelDesc desc = describe(&op);
+  LogicalResult planCall(tmk::CallOp op, KernelCall::Phase phase, Value result) {
+    tmk::KernelOp kernel = op.getKernelOp();
+    if (!kernel)
+      return op.emitOpError("calls no tmk.kernel");
+    KernelDesc desc = describe(kernel);
     auto [it, inserted] = kernelByName.try_emplace(desc.name(), out.kernels.size());
     if (inserted)
       out.kernels.push_back(desc);
+    else
+      out.kernels[it->second].decodeVariant |= desc.decodeVariant;
     if (explain)
-      emitRemark(op.getLoc()) << tm::originPrefix(op.getLoc()) << op.getName()
+      emitRemark(op.getLoc()) << tm::originPrefix(op.getLoc()) << op.getFrom()
                               << " runs as kernel k" << it->second << " ("
                               << desc.name() << (inserted ? ", new" : ", shared") << ")";
     std::vector<BufferShape> signature = kernelSignature(desc);
 
-    KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {},
-                    op.getName().getStringRef().str(), describeLocation(op.getLoc()),
-                    valueName(op.getLoc())};
+    KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {}, op.getFrom().str(),
+                    describeLocation(op.getLoc()), valueName(op.getLoc())};
     // Bind each parameter's symbolic row extent to what this call's value has.
     auto bind = [&](BufferShape shape, Value value) {
       if (!shape.isScalar && !shape.extents.empty() &&
@@ -316,21 +235,24 @@ private:
         shape.extents.back() = rowsOf(value);
       return shape;
     };
-    for (auto [index, operand] : llvm::enumerate(op.getOperands()))
-      call.args.push_back({use(operand, callIndex), bind(signature[index], operand)});
-    Value value = op.getResult(0);
+    if (op.getArgs().size() + 1 != signature.size())
+      return op.emitOpError("does not match its kernel's signature");
+    for (auto [index, operand] : llvm::enumerate(op.getArgs()))
+      call.args.push_back({slots.lookup(operand), bind(signature[index], operand)});
+    Value value = op.getResult();
     // Arena space is counted in units of T floats; a value with a static row
-    // count (a pooled row, Linformer's k rows) may exceed T rows, so it
-    // reserves width * rows units, enough for every T >= 1.
+    // count reserves width * rows units (tmk-plan-buffers).
     int64_t staticRows = rowsOf(value) > 0 ? rowsOf(value) : 1;
-    Slot outSlot{value == result ? Slot::Kind::Output : Slot::Kind::Arena,
-                 static_cast<int64_t>(callIndex), width(value) * staticRows};
+    Slot outSlot{Slot::Kind::Output, 0, width(value) * staticRows};
+    if (value != result) {
+      if (!op.getArena())
+        return op.emitOpError("has no arena offset: run tmk-plan-buffers first");
+      outSlot.kind = Slot::Kind::Arena;
+      outSlot.index = *op.getArena();
+    }
     slots[value] = outSlot;
     call.args.push_back({outSlot, bind(signature.back(), value)});
-    if (call.args.size() != signature.size())
-      return op.emitOpError("does not match its kernel's signature");
     out.calls.push_back(std::move(call));
-    lastUse.push_back(callIndex);
     return success();
   }
 
@@ -340,8 +262,6 @@ private:
   bool explain;
   llvm::DenseMap<Value, Slot> slots;
   llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
-  std::vector<size_t> lastUse; // per call: the last call that reads its result
-  size_t firstCall = 0;
 };
 
 } // namespace

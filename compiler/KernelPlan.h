@@ -3,8 +3,10 @@
 // The `kernels` stage: every op left after fusion becomes one call of one
 // kernel. Calls whose ops agree on kind and static shape share a kernel (the
 // layers of a stack compile once). Values get arena offsets from their live
-// ranges. The plan is plain data with no MLIR or Halide types, so that the
-// Halide lowering and the executor generator both read it.
+// ranges. The tmk passes (dialects/tmk) decide all of this on the kernel-level
+// IR; formKernels reads their result into this plan. The plan is plain data
+// with no MLIR or Halide types, so that the Halide lowering and the executor
+// generator both read it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -71,6 +73,9 @@ struct KernelDesc {
   bool hasResidual = false; ///< linear: adds a residual input after the activation
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
   MaskDesc mask;           ///< attention
+  /// A decoding step runs it with one row (tmk-decode-variants): compile a
+  /// one-row variant next to the tiled one. Not part of the name.
+  bool decodeVariant = true;
 
   /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
   std::string name() const;
@@ -149,8 +154,9 @@ struct KernelPlan {
   ScheduleTable schedules;  ///< tuned schedules by kernel name (--tuning-db); others default
 };
 
-/// Forms the plan from the optimized module's @forward. `manifest` gives each
-/// weight name its index. Fails (with an MLIR diagnostic) on an op it cannot map.
+/// Reads the plan from a module the kernel pipeline (tmk::buildKernelPipeline)
+/// has run on: @encode (if any), then @forward. `manifest` gives each weight
+/// name its index. Fails (with an MLIR diagnostic) on an op it cannot map.
 /// With `explain`, every op also gets a remark naming the kernel it runs as.
 mlir::FailureOr<KernelPlan> formKernels(mlir::ModuleOp module,
                                         const std::vector<std::string> &manifest,

@@ -23,24 +23,29 @@ std::string Schedule::str() const {
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   Schedule s;
   s.vectorWidth = target.vectorWidth;
-  const bool avx512 = target.vectorWidth >= 16;
+  const bool avx512 = target.isa == Isa::AVX512, neon = target.isa == Isa::NEON;
   // AVX-512: 4 vectors x 6 rows = 24 of the 32 zmm registers accumulate, 4
   // hold the weight row and 1 the broadcast token value (PERFORMANCE.md: a
   // wider or taller tile spills or runs out of row pointers). AVX2: 3 x 4 =
   // 12 of the 16 ymm registers, 3 for the weights and 1 for the broadcast;
   // it measured 1-5% above BLIS's 2 x 6 here, and its 3 independent chains
-  // per row help the one-row decode tile.
-  s.tileCols = (avx512 ? 4 : 3) * s.vectorWidth;
-  s.tileRows = avx512 ? 6 : 4;
+  // per row help the one-row decode tile. NEON has 32 q registers of 4
+  // lanes, the AVX-512 register budget: the same 4 x 6 tile, 16 columns.
+  s.tileCols = (avx512 || neon ? 4 : 3) * s.vectorWidth;
+  s.tileRows = avx512 || neon ? 6 : 4;
   if (kernel.kind == KernelKind::Linear) {
     // Blocking K keeps a block of the weight panel in cache while every row
     // tile of the tokens passes over it, at the price of storing partial sums
     // per block. Measured on the GPT-2/BERT shapes (bench/kernels/README.md):
     // for K <= 1024, blocks of 128 (AVX-512: a 32 KiB panel block, L1) or
     // 384 (AVX2) win 3-6%; for K = 3072, AVX-512 runs fastest unblocked and
-    // AVX2 with blocks of 256.
+    // AVX2 with blocks of 256. NEON (not measured on hardware: this machine
+    // only emulates it): blocks of 256 keep a 16 KiB panel block in even a
+    // 32 KiB L1.
     const bool longK = kernel.inWidth > 1024;
-    if (avx512)
+    if (neon)
+      s.kBlock = 256;
+    else if (avx512)
       s.kBlock = longK ? 0 : 128;
     else
       s.kBlock = longK ? 256 : 384;
@@ -51,6 +56,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   }
   s.queryTile = 16;
   s.parallel = true;
+  // Kernels no decoding step calls never run one row at a time.
+  s.decodeVariant = kernel.decodeVariant;
   return s;
 }
 
@@ -142,9 +149,13 @@ bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Sch
   return true;
 }
 
+std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target) {
+  return target.halideTarget + " " + kernel.name();
+}
+
 Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
                      const ScheduleTable &table) {
-  auto it = table.find(kernel.name());
+  auto it = table.find(scheduleKey(kernel, target));
   return it == table.end() ? defaultSchedule(kernel, target) : it->second;
 }
 

@@ -56,15 +56,18 @@ bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Sch
                    std::string *error);
 
 /// Schedules chosen by a tuning database (`tmc compile --tuning-db`), by
-/// KernelDesc::name().
+/// `scheduleKey`: a multi-ISA target's variants each have their own.
 using ScheduleTable = std::map<std::string, Schedule>;
 
-/// `table`'s schedule for `kernel`, else `defaultSchedule`.
+/// "HALIDE_TARGET KERNEL_NAME", for a concrete target.
+std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target);
+
+/// `table`'s schedule for `kernel` on the concrete `target`, else `defaultSchedule`.
 Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
                      const ScheduleTable &table);
 
 /// What tmc picks without a tuning database: register tiles sized to the
-/// target's vector registers (16 lanes on AVX-512, 8 on AVX2).
+/// target's vector registers (16 lanes on AVX-512, 8 on AVX2, 4 on NEON).
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);
 
 /// The layout a linear kernel's GEMM works in, derived from its shape and

@@ -6,37 +6,100 @@
 
 namespace tmc {
 
-const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512"; }
+namespace {
+
+constexpr const char *kAvx2 = "x86-64-linux-avx-avx2-f16c-fma-sse41";
+constexpr const char *kAvx512 = "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
+// NEON is part of every AArch64 CPU. No dot-product feature: sdot/udot and
+// bfdot multiply int8/bf16 pairs, and every kernel here is f32 (weights are
+// widened at load), so arm_dot_prod would change no instruction.
+constexpr const char *kArm64 = "arm-64-linux";
+
+TargetInfo concrete(const std::string &name, const char *halideTarget, Isa isa) {
+  TargetInfo info;
+  info.name = name;
+  info.halideTarget = Halide::Target(halideTarget).to_string();
+  info.isa = isa;
+  switch (isa) {
+  case Isa::AVX2: info.vectorWidth = 8, info.vectorRegisters = 16; break;
+  case Isa::AVX512: info.vectorWidth = 16, info.vectorRegisters = 32; break;
+  case Isa::NEON: info.vectorWidth = 4, info.vectorRegisters = 32; break;
+  }
+  return info;
+}
+
+} // namespace
+
+const char *TargetInfo::isaName() const {
+  if (!variants.empty())
+    return "multi";
+  switch (isa) {
+  case Isa::AVX2: return "avx2";
+  case Isa::AVX512: return "avx512";
+  case Isa::NEON: return "neon";
+  }
+  return "";
+}
+
+std::vector<TargetInfo> TargetInfo::concreteTargets() const {
+  return variants.empty() ? std::vector<TargetInfo>{*this} : variants;
+}
+
+const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, arm64-linux"; }
 
 std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error) {
-  Halide::Target target;
-  if (name == "host") {
-    target = Halide::get_host_target();
-  } else if (name == "x86-64-avx2") {
-    target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41");
-  } else if (name == "x86-64-avx512") {
-    target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake");
-  } else if (name == "arm64-linux" || name == "cuda") {
+  if (name == "x86-64-avx2")
+    return concrete(name, kAvx2, Isa::AVX2);
+  if (name == "x86-64-avx512")
+    return concrete(name, kAvx512, Isa::AVX512);
+  if (name == "arm64-linux") {
+    TargetInfo info = concrete(name, kArm64, Isa::NEON);
+    info.crossTriple = "aarch64-linux-gnu";
+    return info;
+  }
+  if (name == "cuda") {
     *error = "--target " + name + " is not supported yet by this version of tmc (supported: " +
              targetNames() + ")";
     return std::nullopt;
-  } else {
+  }
+  if (name != "host") {
     *error = "--target: unknown target '" + name + "' (expected one of: " + targetNames() + ")";
     return std::nullopt;
   }
-  if (target.os != Halide::Target::Linux || target.arch != Halide::Target::X86 ||
-      target.bits != 64) {
-    *error = "--target " + name + ": only 64-bit x86 Linux hosts are supported yet (found " +
-             target.to_string() + ")";
+  Halide::Target host = Halide::get_host_target();
+  if (host.os != Halide::Target::Linux || host.arch != Halide::Target::X86 || host.bits != 64) {
+    *error = "--target host: only 64-bit x86 Linux hosts are supported (found " +
+             host.to_string() + "); name a target instead";
     return std::nullopt;
   }
+  // The executable may run on another x86 machine than the compiler: it
+  // carries both variants and picks one at start-up (runtime dispatch in the
+  // generated executor, TMC_ISA to force one).
   TargetInfo info;
   info.name = name;
-  info.halideTarget = target.to_string();
-  info.vectorWidth = target.has_feature(Halide::Target::AVX512) ? 16
-                     : target.has_feature(Halide::Target::AVX) ? 8
-                                                                : 4;
+  info.variants = {concrete("x86-64-avx512", kAvx512, Isa::AVX512),
+                   concrete("x86-64-avx2", kAvx2, Isa::AVX2)};
+  // The Halide runtime is compiled once, for the baseline variant.
+  info.halideTarget = info.variants.back().halideTarget;
+  info.isa = info.variants.back().isa;
+  info.vectorWidth = info.variants.back().vectorWidth;
+  info.vectorRegisters = info.variants.back().vectorRegisters;
   return info;
+}
+
+TargetInfo runnableVariant(const TargetInfo &target) {
+  Halide::Target host = Halide::get_host_target();
+  for (const TargetInfo &variant : target.concreteTargets()) {
+    Halide::Target t(variant.halideTarget);
+    bool runs = t.arch == host.arch && t.bits == host.bits;
+    for (int f = 0; runs && f < Halide::Target::FeatureEnd; ++f) {
+      auto feature = static_cast<Halide::Target::Feature>(f);
+      runs = !t.has_feature(feature) || host.has_feature(feature);
+    }
+    if (runs)
+      return variant;
+  }
+  return target.concreteTargets().back();
 }
 
 } // namespace tmc

@@ -1,23 +1,56 @@
 //===- Target.h - Code generation targets -----------------------*- C++ -*-===//
+//
+// TargetInfo is the single description of what tmc generates code for: the
+// Halide target string, the facts the schedule heuristics need, and how the
+// executable is built (system or cross compiler). The tuning database keys
+// its entries on a concrete target's Halide target string, so every place
+// that needs a target fact reads it from here.
+//
+//===----------------------------------------------------------------------===//
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tmc {
 
-/// A resolved `--target`: the name the user gave, the Halide target string the
-/// kernels compile for, and the facts the schedule heuristics need.
+/// The instruction sets schedules are written for.
+enum class Isa { AVX2, AVX512, NEON };
+
+/// A resolved `--target`. A concrete target has one ISA; `host` on x86 is a
+/// multi-ISA target whose `variants` are the concrete targets compiled into
+/// one executable (best first), picked at start-up.
 struct TargetInfo {
-  std::string name;          ///< host | x86-64-avx2 | x86-64-avx512
+  std::string name;          ///< canonical: x86-64-avx2 | x86-64-avx512 | arm64-linux | host
   std::string halideTarget;  ///< e.g. x86-64-linux-avx-avx2-f16c-fma-sse41
+  Isa isa = Isa::AVX2;
   int vectorWidth = 8;       ///< f32 lanes in one vector register
+  int vectorRegisters = 16;  ///< architectural vector registers (register tiles)
+  /// Empty for a native build; else the GNU triple of the cross toolchain
+  /// (aarch64-linux-gnu: aarch64-linux-gnu-g++, a static executable, the
+  /// runtime archives of that triple).
+  std::string crossTriple;
+  /// Multi-ISA (host on x86): one entry per ISA, best first; empty otherwise.
+  std::vector<TargetInfo> variants;
+
+  /// avx2 | avx512 | neon: names a variant's symbols and what executables report.
+  const char *isaName() const;
+  /// What tuning databases key on: canonical name + Halide target string.
+  std::string tuningKey() const { return name + " " + halideTarget; }
+  /// The targets kernels are compiled for: the variants, or this target alone.
+  std::vector<TargetInfo> concreteTargets() const;
 };
 
 /// The names `--target` accepts, for help and error messages.
 const char *targetNames();
 
-/// Resolves a `--target` value; `host` detects the running CPU's features.
+/// Resolves a `--target` value. `host` on x86-64 is the multi-ISA target
+/// (AVX-512 and AVX2 variants, chosen at run time).
 std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error);
+
+/// The first of `target`'s concrete targets this machine's CPU can run (for
+/// in-process kernel benchmarks; executables choose at start-up themselves).
+TargetInfo runnableVariant(const TargetInfo &target);
 
 } // namespace tmc

@@ -32,16 +32,43 @@ std::string runtimeLibDir() {
   return TMC_RUNTIME_LIB_DIR;
 }
 
-std::string cxxCompiler() {
+bool isCross(const TargetInfo *target) { return target && !target->crossTriple.empty(); }
+
+/// The system compiler, or for a cross target the GNU cross compiler of its
+/// triple ($TMC_CROSS_CXX overrides it).
+std::string cxxCompiler(const TargetInfo *target = nullptr) {
+  if (isCross(target)) {
+    if (const char *cxx = std::getenv("TMC_CROSS_CXX"); cxx && *cxx)
+      return cxx;
+    return target->crossTriple + "-g++";
+  }
   if (const char *cxx = std::getenv("CXX"); cxx && *cxx)
     return cxx;
   return "c++";
 }
 
-std::string archiver() {
+std::string archiver(const TargetInfo *target = nullptr) {
+  if (isCross(target))
+    return target->crossTriple + "-ar";
   if (const char *ar = std::getenv("AR"); ar && *ar)
     return ar;
   return "ar";
+}
+
+/// The runtime archives for `target`: a cross target's were built by the
+/// cross compiler into lib/<triple>/ (CMake does so when it finds one).
+bool targetLibDir(const TargetInfo *target, std::string *dir, std::string *error) {
+  *dir = runtimeLibDir();
+  if (!isCross(target))
+    return true;
+  *dir += "/" + target->crossTriple;
+  if (llvm::sys::fs::exists(*dir + "/libtmr_runtime.a"))
+    return true;
+  *error = "--target " + target->name + ": the runtime was not built for " +
+           target->crossTriple + " (no " + *dir +
+           "/libtmr_runtime.a): install " + target->crossTriple +
+           "-g++ (Debian: g++-aarch64-linux-gnu) and rebuild tmc";
+  return false;
 }
 
 /// Runs `argv` (reading `input` as stdin when given) and returns false with
@@ -49,10 +76,12 @@ std::string archiver() {
 bool run(std::vector<std::string> argv, std::string *error, const std::string &input = "") {
   auto program = llvm::sys::findProgramByName(argv[0]);
   if (!program) {
-    *error = argv[0] == archiver()
-                 ? "cannot find the archiver '" + argv[0] + "' on PATH (set AR to choose one)"
-                 : "cannot find the C++ compiler '" + argv[0] +
-                       "' on PATH (set CXX to choose one)";
+    bool cross = llvm::StringRef(argv[0]).contains("-linux-gnu-");
+    *error = llvm::StringRef(argv[0]).ends_with("ar")
+                 ? "cannot find the archiver '" + argv[0] + "' on PATH" +
+                       (cross ? std::string() : " (set AR to choose one)")
+                 : "cannot find the C++ compiler '" + argv[0] + "' on PATH (set " +
+                       (cross ? "TMC_CROSS_CXX" : "CXX") + " to choose one)";
     return false;
   }
   llvm::SmallString<128> log;
@@ -118,21 +147,31 @@ void addSanitizeFlag(std::vector<std::string> *argv) {
 
 } // namespace
 
-bool compileCxx(const std::string &source, const std::string &object, std::string *error) {
-  std::vector<std::string> argv = {cxxCompiler(), "-std=c++17", "-O2", "-c",
+bool compileCxx(const std::string &source, const std::string &object, std::string *error,
+                const TargetInfo *target) {
+  std::vector<std::string> argv = {cxxCompiler(target), "-std=c++17", "-O2", "-c",
                                    "-I" + runtimeIncludeDir(), "-I" TMC_HALIDE_INCLUDE_DIR};
-  addSanitizeFlag(&argv);
+  if (!isCross(target))
+    addSanitizeFlag(&argv);
   argv.insert(argv.end(), {source, "-o", object});
   return run(argv, error);
 }
 
 bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
-                    std::string *error) {
+                    std::string *error, const TargetInfo *target) {
+  std::string libDir;
+  if (!targetLibDir(target, &libDir, error))
+    return false;
   std::string temp = siblingTemp(output);
-  std::vector<std::string> argv = {cxxCompiler(), "-o", temp};
-  addSanitizeFlag(&argv);
+  std::vector<std::string> argv = {cxxCompiler(target), "-o", temp};
+  // A cross-compiled executable links statically: it then runs on any Linux
+  // of its architecture (and under qemu-user) without that system's libraries.
+  if (isCross(target))
+    argv.push_back("-static");
+  else
+    addSanitizeFlag(&argv);
   argv.insert(argv.end(), objects.begin(), objects.end());
-  argv.insert(argv.end(), {runtimeLibDir() + "/libtmr_main.a", runtimeLibDir() + "/libtmr_runtime.a",
+  argv.insert(argv.end(), {libDir + "/libtmr_main.a", libDir + "/libtmr_runtime.a",
                            "-lpthread", "-ldl", "-lm"});
   if (!run(argv, error)) {
     llvm::sys::fs::remove(temp);
@@ -142,9 +181,9 @@ bool linkExecutable(const std::vector<std::string> &objects, const std::string &
 }
 
 bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
-                     std::string *error) {
+                     std::string *error, const TargetInfo *target) {
   std::string temp = siblingTemp(output);
-  std::vector<std::string> argv = {cxxCompiler(), "-r", "-nostdlib", "-o", temp};
+  std::vector<std::string> argv = {cxxCompiler(target), "-r", "-nostdlib", "-o", temp};
   argv.insert(argv.end(), objects.begin(), objects.end());
   if (!run(argv, error)) {
     llvm::sys::fs::remove(temp);
@@ -154,7 +193,10 @@ bool linkRelocatable(const std::vector<std::string> &objects, const std::string 
 }
 
 bool archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
-                    const std::string &workDir, std::string *error) {
+                    const std::string &workDir, std::string *error, const TargetInfo *target) {
+  std::string libDir;
+  if (!targetLibDir(target, &libDir, error))
+    return false;
   // An ar MRI script merges the runtime archive's members in by name
   // (ADDLIB), which plain `ar rcs` cannot; MRI cannot quote, so refuse paths
   // it would split.
@@ -163,7 +205,7 @@ bool archiveLibrary(const std::vector<std::string> &objects, const std::string &
   std::vector<std::string> inputs = objects;
   for (const std::string &path : objects)
     text += "ADDMOD " + path + "\n";
-  std::string runtime = runtimeLibDir() + "/libtmr_runtime.a";
+  std::string runtime = libDir + "/libtmr_runtime.a";
   text += "ADDLIB " + runtime + "\nSAVE\nEND\n";
   inputs.push_back(runtime);
   inputs.push_back(workDir);
@@ -172,7 +214,7 @@ bool archiveLibrary(const std::vector<std::string> &objects, const std::string &
       *error = "cannot archive '" + path + "': ar scripts do not allow spaces or ,;*+() in paths";
       return false;
     }
-  if (!writeFileAtomically(script, text, error) || !run({archiver(), "-M"}, error, script))
+  if (!writeFileAtomically(script, text, error) || !run({archiver(target), "-M"}, error, script))
     return false;
   // ar's own output may not be on the target's file system: copy it through
   // a sibling temporary file instead of renaming it.

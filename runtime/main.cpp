@@ -79,6 +79,9 @@ std::string memoryJson(const tmr_model *model) {
          ", \"arena_bytes\": " + std::to_string(info.arena_bytes);
 }
 
+/// The kernels' instruction set (the generated executor's, or "unknown").
+const char *compiledIsa() { return tmr_compiled_isa ? tmr_compiled_isa() : "unknown"; }
+
 int runMain(int argc, char **argv) {
   std::string error;
   const tmr_model_desc *desc = tmr_compiled_model();
@@ -232,8 +235,8 @@ int runMain(int argc, char **argv) {
                ", \"tokens_per_second\": " + std::to_string(tokensPerSecond) +
                ", \"peak_rss_bytes\": " + std::to_string(bench.peakRssBytes) +
                memoryJson(handle);
-    std::printf("{\"model\": \"%s\", \"prompt\": %s, \"generated\": %s%s}\n", desc->name,
-                joinIds(tokens, ", ", "[", "]").c_str(),
+    std::printf("{\"model\": \"%s\", \"isa\": \"%s\", \"prompt\": %s, \"generated\": %s%s}\n",
+                desc->name, compiledIsa(), joinIds(tokens, ", ", "[", "]").c_str(),
                 joinIds(generated, ", ", "[", "]").c_str(), timing.c_str());
   } else if (maxNew > 0) {
     std::printf("generated: %s\n", joinIds(generated, " ", "", "").c_str());
@@ -243,7 +246,8 @@ int runMain(int argc, char **argv) {
                 static_cast<long long>(numTokens));
     if (bench.decodeSteps > 0)
       std::printf(", decode %.3f ms/token (%.1f tokens/s)", bench.decodeMs, tokensPerSecond);
-    std::printf(", peak RSS %.1f MB\n", static_cast<double>(bench.peakRssBytes) / 1e6);
+    std::printf(", peak RSS %.1f MB, isa %s\n", static_cast<double>(bench.peakRssBytes) / 1e6,
+                compiledIsa());
   }
   if (tokenizer && maxNew > 0 && !options.json) {
     std::string text;

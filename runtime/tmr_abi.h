@@ -100,6 +100,12 @@ typedef struct tmr_model_desc {
 /* Defined by the generated executor (one per program). */
 const tmr_model_desc *tmr_compiled_model(void);
 
+/* Defined by the generated executor too: the instruction set its kernels run
+ * with ("avx512", "avx2", "neon"; a multi-ISA executable's pick, made at the
+ * first call of either function). Weak, so that a hand-written model need not
+ * define it: then its address is null. */
+const char *tmr_compiled_isa(void) __attribute__((weak));
+
 #ifdef __cplusplus
 }
 #endif

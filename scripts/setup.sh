@@ -8,6 +8,7 @@ packages=(
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libhalide14-0-dev libfmt-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3 python3-numpy python3-torch
+  g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()

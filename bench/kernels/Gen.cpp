@@ -119,6 +119,8 @@ int main(int argc, char **argv) {
     std::cerr << "bench_kernels_gen: " << error << "\n";
     return 2;
   }
+  // host: the variant of the multi-ISA target this CPU runs.
+  target = runnableVariant(*target);
 
   std::ostringstream decls, table;
   for (const Shape &shape : kShapes) {

@@ -30,7 +30,7 @@ done
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="$REPO/build"
 SPEC="$REPO/examples/gpt2-small.tm"
-DB="$REPO/bench/results/tune/gpt2-small.tuning.jsonl"
+DB="$REPO/bench/results/tune/gpt2-small.tuning.jsonl"  # run2-p10/ and run1-median/ hold earlier runs
 TUNE="" RESUME="" TOKENS=128 THREADS=2 ROUNDS=5 REPORT=0
 while [[ $# -gt 0 ]]; do
   case "$1" in

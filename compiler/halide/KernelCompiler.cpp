@@ -25,9 +25,9 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
                   const KernelBuildRequest &request, KernelBuildResult *result,
                   std::string *error) {
   std::ostringstream halideText;
-  halideText << "// target: " << target.halideTarget << "\n";
   // Lowers and compiles one pipeline under `name`.
   auto build = [&](const std::string &name, const KernelDesc &kernel, const Schedule &schedule,
+                   const TargetInfo &variant,
                    halide::LoweredKernel (*lower)(const KernelDesc &, const Schedule &)) {
     halide::LoweredKernel lowered;
     try {
@@ -48,7 +48,7 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
     if (request.wantAssembly)
       outputs.assembly = base + ".s";
     std::string halideError;
-    if (!halide::compileKernel(lowered, name, target, outputs, &halideError)) {
+    if (!halide::compileKernel(lowered, name, variant, outputs, &halideError)) {
       *error = "Halide failed to compile kernel " + name + ": " + halideError;
       return false;
     }
@@ -60,23 +60,35 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
     return true;
   };
 
-  for (const KernelDesc &kernel : plan.kernels) {
-    Schedule schedule = scheduleFor(kernel, target, plan.schedules);
-    if (kernel.kind == KernelKind::Linear) {
-      // The GEMM reads weights packed once, at load, by its pack kernel
-      // (the contract is in LowerPack.cpp); both share the schedule.
-      if (!build("tmk_" + kernel.name(), kernel, schedule, halide::lowerPackedLinear) ||
-          !build("tmk_pack_" + kernel.name(), kernel, schedule, halide::lowerPackWeight))
+  // A multi-ISA target compiles every kernel once per variant, each under
+  // its own names (tmk_<kernel>_<isa>): the variants' schedules, and so their
+  // packed weight layouts, differ, and each variant's executor calls its own.
+  const bool multi = !target.variants.empty();
+  for (const TargetInfo &variant : target.concreteTargets()) {
+    std::string suffix = multi ? std::string("_") + variant.isaName() : "";
+    halideText << (multi ? "\n" : "") << "// target: " << variant.halideTarget << "\n";
+    for (const KernelDesc &kernel : plan.kernels) {
+      Schedule schedule = scheduleFor(kernel, variant, plan.schedules);
+      if (kernel.kind == KernelKind::Linear) {
+        // The GEMM reads weights packed once, at load, by its pack kernel
+        // (the contract is in LowerPack.cpp); both share the schedule.
+        if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant,
+                   halide::lowerPackedLinear) ||
+            !build("tmk_pack_" + kernel.name() + suffix, kernel, schedule, variant,
+                   halide::lowerPackWeight))
+          return false;
+        continue;
+      }
+      if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant, halide::lowerKernel))
         return false;
-      continue;
     }
-    if (!build("tmk_" + kernel.name(), kernel, schedule, halide::lowerKernel))
-      return false;
   }
   result->halideText = halideText.str();
   if (request.compileObjects) {
     std::string runtime = request.workDir + "/halide_runtime.o";
     std::string halideError;
+    // One Halide runtime serves every variant: the multi-ISA target names
+    // its baseline (AVX2) here, so the runtime runs wherever a variant can.
     if (!halide::compileRuntime(target, runtime, &halideError)) {
       *error = "Halide failed to compile its runtime: " + halideError;
       return false;

@@ -14,9 +14,11 @@ namespace tmc::halide {
 
 namespace {
 
-/// Rows in parallel, features in vectors (shifted inwards at the row's end).
-void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedule) {
-  out.vectorize(c, vectorWidthFor(width, schedule.vectorWidth));
+/// Rows in parallel, features in vectors; a row's last partial vector is
+/// shifted inwards unless `tail` says otherwise.
+void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedule,
+                  TailStrategy tail = TailStrategy::Auto) {
+  out.vectorize(c, vectorWidthFor(width, schedule.vectorWidth), tail);
   if (schedule.parallel)
     out.parallel(t);
 }
@@ -107,7 +109,11 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
     args = {x};
   }
   constrainOutput(out, sig.back());
-  scheduleRows(out, c, t, kernel.width, schedule);
+  // tmk-plan-buffers may write the result over a dying input
+  // (KernelOp::mayOverwriteInput): a vector shifted inwards would read inputs
+  // again after their first elements were written, so the tail is guarded.
+  // (Norms read their staged row, not the input, as they write.)
+  scheduleRows(out, c, t, kernel.width, schedule, TailStrategy::GuardWithIf);
   return {out, args, {out}};
 }
 

@@ -11,6 +11,7 @@
 
 #include "compiler/KernelPlan.h"
 #include "dialects/tm/Passes.h"
+#include "dialects/tmk/Passes.h"
 #include "frontend/MLIRGen.h"
 #include "frontend/Manifest.h"
 
@@ -62,6 +63,7 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
     return std::nullopt;
   mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
   tm::buildOptimizationPipeline(pm, {});
+  tmk::buildKernelPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     return std::nullopt;
   std::vector<TensorSpec> manifest = buildManifest(spec);

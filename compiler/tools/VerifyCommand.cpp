@@ -17,6 +17,7 @@
 
 #include "compiler/Driver.h"
 #include "compiler/KernelPlan.h"
+#include "compiler/Target.h"
 #include "compiler/tools/Commands.h"
 #include "runtime/trace.h"
 #include "tests/reference/Reference.h"
@@ -86,18 +87,37 @@ std::vector<int32_t> defaultTokens(const ModelSpec &spec) {
 }
 
 /// Runs the traced executable; false (after saying why) if it fails.
-bool runTraced(const std::string &exe, const std::vector<std::string> &args,
-               const std::string &tracePath, const std::string &logPath) {
+/// How this machine runs an executable built for `target`: directly, or for
+/// a cross target under qemu-user (qemu-<arch> -L /usr/<triple>). Empty with
+/// a message when it cannot.
+std::optional<std::vector<std::string>> launcherFor(const TargetInfo &target,
+                                                    std::string *error) {
+  if (target.crossTriple.empty())
+    return std::vector<std::string>{};
+  std::string qemu = "qemu-" + target.crossTriple.substr(0, target.crossTriple.find('-'));
+  auto program = sys::findProgramByName(qemu);
+  if (!program) {
+    *error = "--target " + target.name + ": tmc verify runs the model under " + qemu +
+             ", which is not on PATH (Debian: qemu-user)";
+    return std::nullopt;
+  }
+  return std::vector<std::string>{*program, "-L", "/usr/" + target.crossTriple};
+}
+
+bool runTraced(const std::vector<std::string> &launcher, const std::string &exe,
+               const std::vector<std::string> &args, const std::string &tracePath,
+               const std::string &logPath) {
   std::vector<std::string> env;
   for (char **entry = environ; *entry; ++entry)
     if (!StringRef(*entry).starts_with("TMR_TRACE_FILE="))
       env.push_back(*entry);
   env.push_back("TMR_TRACE_FILE=" + tracePath);
-  std::vector<StringRef> argv = {exe}, envRefs(env.begin(), env.end());
+  std::vector<StringRef> argv(launcher.begin(), launcher.end()), envRefs(env.begin(), env.end());
+  argv.push_back(exe);
   argv.insert(argv.end(), args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath), StringRef(logPath)};
   std::string message;
-  int rc = sys::ExecuteAndWait(exe, argv, ArrayRef<StringRef>(envRefs), redirects, 0, 0,
+  int rc = sys::ExecuteAndWait(argv[0], argv, ArrayRef<StringRef>(envRefs), redirects, 0, 0,
                                &message);
   if (rc == 0)
     return true;
@@ -171,6 +191,15 @@ int verifyCommand(int argc, char **argv) {
     errs() << "tmc: error: -O" << optLevel << ": the optimization level must be 0 to 3\n";
     return 2;
   }
+  std::string targetError;
+  std::optional<TargetInfo> resolved = resolveTarget(target, &targetError);
+  std::optional<std::vector<std::string>> launcher;
+  if (resolved)
+    launcher = launcherFor(*resolved, &targetError);
+  if (!launcher) {
+    errs() << "tmc: error: " << targetError << "\n";
+    return 2;
+  }
   auto loaded = load(input);
   if (!loaded)
     return 1;
@@ -231,7 +260,7 @@ int verifyCommand(int argc, char **argv) {
   std::vector<std::string> args = {"--weights", weightsPath, "--tokens", joinIds(inputs.tokens)};
   if (spec.isEncoderDecoder())
     args.insert(args.end(), {"--source-tokens", joinIds(inputs.sourceTokens)});
-  if (!runTraced(options.output, args, dir + "/trace.bin", dir + "/log.txt"))
+  if (!runTraced(*launcher, options.output, args, dir + "/trace.bin", dir + "/log.txt"))
     return 1;
   std::vector<tmr::TraceRecord> records;
   if (!tmr::readTrace(dir + "/trace.bin", &records, &error)) {

@@ -143,7 +143,10 @@ std::string difference(const std::string &schedule, const std::string &base) {
 
 int runReport(const TuneOptions &options) {
   std::string error;
-  std::optional<TargetInfo> target = resolveTarget(options.target, &error);
+  std::optional<TargetInfo> resolved = resolveTarget(options.target, &error);
+  // What tmc tune tunes (and so what is reported): the concrete variant of a
+  // multi-ISA target this machine runs.
+  std::optional<TargetInfo> target = runnableVariant(*resolved);
   KernelPlan plan;
   CompileOptions compile;
   compile.input = options.spec;

@@ -58,8 +58,8 @@ bool SearchSpace::valid(const Schedule &s, std::string *why) const {
     return true;
   GemmLayout l = gemmLayout(kernel, s);
   // The register tile: accumulators, one weight row, one broadcast value.
-  // AVX-512 has 32 vector registers, AVX2 16; a tile past them spills.
-  const int registers = target.vectorWidth >= 16 ? 32 : 16;
+  // AVX-512 and NEON have 32 vector registers, AVX2 16; a tile past them spills.
+  const int registers = target.vectorRegisters;
   const int vectors = l.panelWidth / l.vectorWidth;
   if (vectors * l.tileRows + vectors + 1 > registers) {
     *why = "the register tile (" + std::to_string(vectors) + " vectors x " +

@@ -187,7 +187,17 @@ bool Tuner::setUp() {
   if (loaded.spec->maxSeq > 0)
     tokens = static_cast<int>(std::min<int64_t>(tokens, loaded.spec->maxSeq));
   std::string error;
-  target = *resolveTarget(options.target, &error); // checked by the command
+  // Candidates run here: a multi-ISA target is tuned for the variant this
+  // CPU runs (the executable picks the same one at start-up); a cross
+  // target cannot be measured on this machine.
+  TargetInfo resolved = *resolveTarget(options.target, &error); // checked by the command
+  if (!resolved.crossTriple.empty()) {
+    llvm::errs() << "tmc: error: --target " << resolved.name
+                 << ": a cross-compiled target cannot be tuned here (its candidates would not "
+                    "run on this machine); run tmc tune on a " << resolved.name << " machine\n";
+    return false;
+  }
+  target = runnableVariant(resolved);
   CompileOptions compile;
   compile.input = options.spec;
   compile.target = options.target;

@@ -236,6 +236,15 @@ bool entryUsable(const TuningEntry &e, const KernelDesc &kernel, const TargetInf
   return true;
 }
 
+const TargetInfo *variantFor(const TuningEntry &entry, const TargetInfo &target,
+                             std::vector<TargetInfo> *storage) {
+  *storage = target.concreteTargets();
+  for (const TargetInfo &t : *storage)
+    if (t.halideTarget == entry.target)
+      return &t;
+  return &storage->front();
+}
+
 ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
                               const TargetInfo &target, std::vector<std::string> *warnings,
                               std::vector<std::string> *found,
@@ -243,7 +252,10 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
   std::map<std::string, const KernelDesc *> kernels;
   for (const KernelDesc &k : plan.kernels)
     kernels[k.name()] = &k;
-  std::map<std::string, const TuningEntry *> best;
+  const bool multi = !target.variants.empty();
+  // Per (variant, kernel): the usable entry with the lowest time.
+  std::map<std::pair<std::string, std::string>, const TuningEntry *> best;
+  std::vector<TargetInfo> variants;
   for (const TuningEntry &e : db.entries) {
     std::string where = "line " + std::to_string(e.line) + ": entry for kernel '" + e.kernel + "'";
     auto it = kernels.find(e.kernel);
@@ -252,25 +264,29 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
       continue;
     }
     std::string why;
-    if (!entryUsable(e, *it->second, target, &why)) {
+    const TargetInfo &variant = *variantFor(e, target, &variants);
+    if (!entryUsable(e, *it->second, variant, &why)) {
       warnings->push_back(where + ": " + why + ": ignored");
       continue;
     }
-    const TuningEntry *&slot = best[e.kernel];
+    const TuningEntry *&slot = best[{e.target, e.kernel}];
     if (!slot || e.bestMs < slot->bestMs)
       slot = &e;
   }
   ScheduleTable table;
-  for (const auto &[name, entry] : best) {
-    Schedule s = defaultSchedule(*kernels[name], target);
+  for (const auto &[key, entry] : best) {
+    const KernelDesc &kernel = *kernels[entry->kernel];
+    const TargetInfo &variant = *variantFor(*entry, target, &variants);
+    Schedule s = defaultSchedule(kernel, variant);
     std::string error;
     parseSchedule(entry->schedule, &s, &error); // checked by entryUsable
-    if (s.str() == defaultSchedule(*kernels[name], target).str()) {
+    std::string name = multi ? entry->kernel + " (" + variant.isaName() + ")" : entry->kernel;
+    if (s.str() == defaultSchedule(kernel, variant).str()) {
       if (atDefault)
         atDefault->push_back(name);
       continue;
     }
-    table[name] = s;
+    table[scheduleKey(kernel, variant)] = s;
     found->push_back(name);
   }
   return table;

@@ -68,11 +68,18 @@ bool saveTuningDb(const std::string &path, const TuningDb &db, std::string *erro
 bool entryUsable(const TuningEntry &entry, const KernelDesc &kernel, const TargetInfo &target,
                  std::string *why);
 
-/// The schedules of `db` for `plan`'s kernels on `target`: per kernel the
+/// The concrete target of `target` (one of a multi-ISA target's variants)
+/// that `entry` was tuned for; the first if none (`storage` holds the list).
+const TargetInfo *variantFor(const TuningEntry &entry, const TargetInfo &target,
+                             std::vector<TargetInfo> *storage);
+
+/// The schedules of `db` for `plan`'s kernels on `target` (each variant of a
+/// multi-ISA target its own): per kernel the
 /// usable entry with the lowest best time. Every entry that cannot be used
 /// (foreign target, other tmc version, a kernel the model lacks or whose
 /// shapes changed, an invalid schedule) adds a warning. `found` gets the names
-/// of the kernels that got a schedule other than their default, `atDefault`
+/// (with the ISA for a multi-ISA target) of the kernels that got a schedule
+/// other than their default, `atDefault`
 /// those whose tuning kept the default (they are not in the table).
 ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
                               const TargetInfo &target, std::vector<std::string> *warnings,

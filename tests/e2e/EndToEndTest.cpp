@@ -184,6 +184,7 @@ TEST_P(EndToEnd, MatchesOracle) {
   struct Case {
     std::vector<int32_t> tokens;
     int64_t length;
+    const char *isa = ""; ///< TMC_ISA, or "": the variant the executable picks
   };
   std::vector<Case> cases = {{{oneToken}, 0}, {longTokens(spec), 0}};
   bool encoderOnly = spec.encoder.present && !spec.decoder.present;
@@ -191,10 +192,19 @@ TEST_P(EndToEnd, MatchesOracle) {
     cases.push_back({cases[1].tokens, static_cast<int64_t>(cases[1].tokens.size()) - 2});
   if (spec.isEncoderDecoder())
     cases.push_back({cases[1].tokens, 5});
+  // The executable carries an AVX-512 and an AVX2 variant (the default,
+  // multi-ISA `--target host`): both must match, the AVX2 one forced by TMC_ISA.
+  for (size_t i = 0, n = cases.size(); i < n; ++i) {
+    cases.push_back(cases[i]);
+    cases.back().isa = "avx2";
+  }
   for (const Case &testCase : cases) {
+    const char *isa = testCase.isa;
     const std::vector<int32_t> &tokens = testCase.tokens;
     std::string list = joinTokens(tokens);
-    SCOPED_TRACE("tokens " + list + ", length " + std::to_string(testCase.length));
+    SCOPED_TRACE("tokens " + list + ", length " + std::to_string(testCase.length) + ", isa " +
+                 (*isa ? isa : "default"));
+    std::string isaEnv = *isa ? std::string("TMC_ISA=") + isa + " " : std::string();
     std::string lengthFlag =
         testCase.length ? " --lengths " + std::to_string(testCase.length) : std::string();
     std::string outPath = dir.path + "/out.npy";
@@ -208,7 +218,7 @@ TEST_P(EndToEnd, MatchesOracle) {
         source.push_back(static_cast<int32_t>((i * 5 + 2) % spec.vocab));
       sourceFlag = " --source-tokens " + joinTokens(source);
     }
-    if (!runOk(quote(model) + " --weights " + quote(weightsPath) + sourceFlag + lengthFlag +
+    if (!runOk(isaEnv + quote(model) + " --weights " + quote(weightsPath) + sourceFlag + lengthFlag +
                " --tokens " + list + " --output " + quote(outPath)))
       continue;
 
@@ -246,8 +256,8 @@ TEST_P(EndToEnd, MatchesOracle) {
     EXPECT_TRUE(finite) << "the executable wrote NaN or Inf";
     double relative = maxDiff / std::max(maxRef, 1e-6);
     int64_t width = spec.outputWidth();
-    std::printf("  %s, %lld tokens: relative error %.3g\n",
-                GetParam().c_str(), static_cast<long long>(count), relative);
+    std::printf("  %s, %lld tokens, isa %s: relative error %.3g\n", GetParam().c_str(),
+                static_cast<long long>(count), *isa ? isa : "default", relative);
     EXPECT_LE(relative, tolerance)
         << "max |a - b| = " << maxDiff << " over max |b| = " << maxRef
         << " (relative " << relative << ") at position " << worst / width

@@ -130,13 +130,42 @@ TEST(TuningDb, RoundTripAndSelection) {
   ScheduleTable table = selectSchedules(back, plan, target, &warnings, &found);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0], plan.kernels[0].name());
-  EXPECT_EQ(table.at(found[0]).tileRows, 2);
+  EXPECT_EQ(table.at(scheduleKey(plan.kernels[0], target)).tileRows, 2);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("another target"), std::string::npos);
   EXPECT_NE(warnings[1].find("stale: tuned with tmc 0.0.0"), std::string::npos);
   EXPECT_EQ(scheduleFor(plan.kernels[1], target, table).str(),
             defaultSchedule(plan.kernels[1], target).str());
   std::remove(path.c_str());
+}
+
+TEST(TuningDb, MultiIsaVariantsTakeTheirOwnEntries) {
+  std::string error;
+  TargetInfo host = *resolveTarget("host", &error);
+  if (host.variants.size() < 2)
+    GTEST_SKIP() << "host is not a multi-ISA target here";
+  const TargetInfo &first = host.variants[0], &second = host.variants[1];
+  KernelPlan plan;
+  plan.kernels = {linear(64, 128)};
+  const KernelDesc &k = plan.kernels[0];
+  Schedule tuned = defaultSchedule(k, second);
+  tuned.tileRows = 2;
+  TuningEntry e;
+  e.kernel = k.name();
+  e.signature = kernelSignatureText(k);
+  e.target = second.halideTarget;
+  e.tmcVersion = tmcVersion();
+  e.schedule = tuned.str();
+  e.bestMs = 1;
+  TuningDb db;
+  db.entries.push_back(e);
+  std::vector<std::string> warnings, found;
+  ScheduleTable table = selectSchedules(db, plan, host, &warnings, &found);
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], k.name() + " (" + second.isaName() + ")");
+  EXPECT_EQ(scheduleFor(k, second, table).tileRows, 2);
+  EXPECT_EQ(scheduleFor(k, first, table).str(), defaultSchedule(k, first).str());
 }
 
 TEST(TuningDb, BadFilesAreErrors) {

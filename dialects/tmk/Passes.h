@@ -1,0 +1,26 @@
+//===- Passes.h - From tm to the kernel plan --------------------*- C++ -*-===//
+#pragma once
+
+#include "dialects/tmk/TMKOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace tmc::tmk {
+
+#define GEN_PASS_DECL
+#include "dialects/tmk/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dialects/tmk/Passes.h.inc"
+
+/// tm-lower-to-kernels -> tmk-dedup -> tmk-decode-variants ->
+/// tmk-plan-buffers: what `tmc compile` runs between the `tm-opt` and
+/// `kernels` stages. `explain` turns on every pass's remarks.
+void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false);
+
+/// Registers the passes and the named pipeline `tmk-plan` with MLIR's
+/// registry so that tmc-opt and --pass-pipeline can name them.
+void registerAllPasses();
+
+} // namespace tmc::tmk

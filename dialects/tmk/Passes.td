@@ -1,0 +1,74 @@
+//===- Passes.td - From tm to the kernel plan -------------*- tablegen -*-===//
+
+#ifndef TMK_PASSES_TD
+#define TMK_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TMLowerToKernels : Pass<"tm-lower-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Lower every fused tm op to a call of its own tmk kernel";
+  let description = [{
+    Each compute op becomes a `tmk.kernel` (kind + static attributes) and a
+    `tmk.call` of it with the op's operands and location; `tm.weight`,
+    `tm.cache_append` and `tm.cache_read` become their tmk forms. Kernels
+    are not shared yet (`tmk-dedup` does that). An op with no kernel is an
+    error at its spec location.
+
+    ```mlir
+    %y = tm.linear %x, %w {activation = "relu"} : (...) -> tensor<?x128xf32>
+    // becomes
+    tmk.kernel @linear linear {activation = "relu", in_width = 64 : i64, width = 128 : i64}
+    %y = tmk.call @linear(%x, %w) {from = "tm.linear"} : (...) -> tensor<?x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::tmc::tmk::TMKDialect"];
+}
+
+def TMKDedup : Pass<"tmk-dedup", "::mlir::ModuleOp"> {
+  let summary = "Merge kernels with identical kind and attributes";
+  let description = [{
+    Kernels whose static attributes agree compile to the same code: every
+    call is pointed at the first of them and the others are erased, so the
+    layers of a stack (and @encode and @forward) share one kernel set.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at every kernel with how many calls share it">
+  ];
+}
+
+def TMKDecodeVariants : Pass<"tmk-decode-variants", "::mlir::ModuleOp"> {
+  let summary = "Mark the kernels a decoding step runs with one query row";
+  let description = [{
+    A function that appends to a key/value cache is run again for every
+    generated token with one row (T = 1) against the P + T cached keys: the
+    kernels it calls get `decode`, so Halide compiles a one-row variant of
+    each next to the tiled prompt variant, and the attention calls reading a
+    cache get `kv_cache`. Kernels only an encoder runs keep the prompt
+    variant alone.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at every kernel given a decode variant">
+  ];
+}
+
+def TMKPlanBuffers : Pass<"tmk-plan-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Assign arena offsets from live ranges, in place where legal";
+  let description = [{
+    Every call result but the returned one lives in the activation arena
+    from its call to its last use. Offsets are in units of T floats (a
+    value of width W takes W units), so one plan holds for every sequence
+    length. A call whose kernel may overwrite a dying input (elementwise
+    kernels, norms, a GEMM's residual) writes its result in that input's
+    place (`in_place`); the rest go first fit. The function gets
+    `tmk.arena_width` (the peak) and `tmk.arena_width_no_reuse` (the peak
+    without in-place results), both in units of T floats.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark with the arena's peak, with and without in-place reuse">
+  ];
+}
+
+#endif // TMK_PASSES_TD

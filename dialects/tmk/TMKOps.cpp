@@ -1,0 +1,247 @@
+//===- TMKOps.cpp - Verifiers of the tmk operations -----------------------===//
+//
+// A kernel's kind fixes which static attributes it takes and how many
+// inputs a call passes; the verifiers hold both, so that a pass (or a
+// hand-edited module) that builds a wrong kernel or call fails at the spec
+// location of the op it came from, not inside Halide.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tmk/TMKOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace tmc::tmk;
+
+#include "dialects/tmk/TMKEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/tmk/TMKOps.cpp.inc"
+
+namespace {
+
+/// The optional attributes each kind requires, and those it may take.
+struct KindAttrs {
+  llvm::SmallVector<StringRef> required, optional;
+};
+
+KindAttrs attrsOf(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::embed:
+    return {{"table_rows", "scale", "position"}, {"position_rows"}};
+  case KernelKind::positions:
+    return {{"position"}, {"position_rows"}};
+  case KernelKind::segments:
+    return {{"position_rows"}, {}};
+  case KernelKind::linear:
+    return {{"in_width", "activation"}, {"bias", "residual"}};
+  case KernelKind::attention:
+    return {{"heads", "kv_heads", "head_dim", "scale", "mask"}, {"alibi"}};
+  case KernelKind::add:
+    return {{}, {}};
+  case KernelKind::activation:
+  case KernelKind::gated_activation:
+    return {{"activation"}, {}};
+  case KernelKind::norm:
+  case KernelKind::add_norm:
+    return {{"variant", "eps"}, {"bias"}};
+  case KernelKind::rope:
+    return {{"heads", "head_dim", "theta"}, {}};
+  case KernelKind::pool:
+    return {{"variant"}, {}};
+  case KernelKind::seq_project:
+    return {{"table_rows", "position_rows"}, {"length"}};
+  }
+  return {};
+}
+
+LogicalResult expectOneOf(Operation *op, StringRef name, std::optional<StringRef> value,
+                          ArrayRef<StringRef> allowed) {
+  if (!value || llvm::is_contained(allowed, *value))
+    return success();
+  auto diag = op->emitOpError() << "has " << name << " = \"" << *value << "\"; expected one of";
+  for (StringRef candidate : allowed)
+    diag << " \"" << candidate << "\"";
+  return diag;
+}
+
+int64_t dimOf(Type type, unsigned index) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasRank() && shaped.getRank() > index ? shaped.getDimSize(index)
+                                                                : ShapedType::kDynamic;
+}
+
+} // namespace
+
+LogicalResult KernelOp::verify() {
+  KindAttrs allowed = attrsOf(getKind());
+  static const StringRef kOptional[] = {
+      "in_width", "table_rows", "position_rows", "heads", "kv_heads", "head_dim",
+      "scale",    "eps",        "theta",         "position", "activation", "variant",
+      "bias",     "residual",   "length",        "mask",  "alibi"};
+  for (StringRef name : kOptional) {
+    bool present = static_cast<bool>((*this)->getAttr(name));
+    bool required = llvm::is_contained(allowed.required, name);
+    if (required && !present)
+      return emitOpError("of kind ") << stringifyKernelKind(getKind()) << " needs '" << name
+                                     << "'";
+    if (present && !required && !llvm::is_contained(allowed.optional, name))
+      return emitOpError("of kind ") << stringifyKernelKind(getKind()) << " takes no '"
+                                     << name << "'";
+  }
+  for (StringRef name : {"width", "in_width", "table_rows", "position_rows", "heads",
+                         "kv_heads", "head_dim"})
+    if (auto value = (*this)->getAttrOfType<IntegerAttr>(name); value && value.getInt() <= 0)
+      return emitOpError("needs ") << name << " > 0, found " << value.getInt();
+
+  static const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
+  if (failed(expectOneOf(*this, "activation", getActivation(),
+                         getKind() == KernelKind::linear ? ArrayRef<StringRef>(kActivations)
+                                                         : ArrayRef<StringRef>(kActivations)
+                                                               .drop_front())))
+    return failure();
+  switch (getKind()) {
+  case KernelKind::embed:
+  case KernelKind::positions: {
+    static const StringRef kPositions[] = {"none", "sinusoidal", "learned"};
+    ArrayRef<StringRef> kinds(kPositions);
+    if (failed(expectOneOf(*this, "position", getPosition(),
+                           getKind() == KernelKind::embed ? kinds : kinds.drop_front())))
+      return failure();
+    if ((*getPosition() == "learned") != getPositionRows().has_value())
+      return emitOpError("takes position_rows exactly when position = \"learned\"");
+    break;
+  }
+  case KernelKind::attention:
+    if (*getHeads() % *getKvHeads() != 0)
+      return emitOpError("kv_heads (") << *getKvHeads() << ") must divide heads ("
+                                       << *getHeads() << ")";
+    [[fallthrough]];
+  case KernelKind::rope:
+    if (*getHeads() * *getHeadDim() != getWidth())
+      return emitOpError("width ") << getWidth() << " is not heads x head_dim ("
+                                   << *getHeads() << " x " << *getHeadDim() << ")";
+    break;
+  case KernelKind::norm:
+  case KernelKind::add_norm:
+    if (failed(expectOneOf(*this, "variant", getVariant(), {"layernorm", "rmsnorm"})))
+      return failure();
+    if (getEps()->convertToDouble() <= 0)
+      return emitOpError("needs eps > 0");
+    break;
+  case KernelKind::pool:
+    return expectOneOf(*this, "variant", getVariant(), {"first", "mean"});
+  default:
+    break;
+  }
+  return success();
+}
+
+unsigned KernelOp::getNumInputs() {
+  switch (getKind()) {
+  case KernelKind::embed:
+    return 3 + (getPositionRows() ? 1 : 0);
+  case KernelKind::positions:
+    return 2 + (getPositionRows() ? 1 : 0);
+  case KernelKind::segments:
+    return 3;
+  case KernelKind::linear:
+    return 2 + getBias() + getResidual();
+  case KernelKind::attention:
+    return 3 + (getMask()->getPadding() ? 1 : 0);
+  case KernelKind::add:
+  case KernelKind::gated_activation:
+    return 2;
+  case KernelKind::activation:
+    return 1;
+  case KernelKind::norm:
+    return 2 + getBias();
+  case KernelKind::add_norm:
+    return 3 + getBias();
+  case KernelKind::rope:
+    return 2;
+  case KernelKind::pool:
+    return 1 + (*getVariant() == "mean" ? 1 : 0);
+  case KernelKind::seq_project:
+    return 2 + getLength();
+  }
+  return 0;
+}
+
+bool KernelOp::mayOverwriteInput(unsigned index) {
+  // This is a contract with compiler/halide: each element is read before its
+  // own output is stored and never again, so a row's last partial vector must
+  // be guarded, not shifted inwards over elements already written
+  // (lowerElementwise in LowerElementwise.cpp; the GEMM's GuardWithIf tiles).
+  switch (getKind()) {
+  // Elementwise: row t, feature c reads its inputs at (t, c) alone.
+  case KernelKind::add:
+  case KernelKind::activation:
+  case KernelKind::gated_activation:
+    return true;
+  // Norms stage the whole row (and its statistics) before writing it
+  // (compute_at the row in LowerElementwise.cpp).
+  case KernelKind::norm:
+  case KernelKind::add_norm:
+    return index == 0 || (getKind() == KernelKind::add_norm && index == 1);
+  // The GEMM adds residual(t, n) as it stores out(t, n); its input rows are
+  // read again for every panel of outputs.
+  case KernelKind::linear:
+    return getResidual() && index == 2 + getBias();
+  // Rope reads each feature's partner; attention, pooling and projections
+  // read other rows. Positions and segments would qualify, but their vector
+  // tail is shifted inwards (they are rare: fused into the embedding).
+  default:
+    return false;
+  }
+}
+
+DictionaryAttr KernelOp::getSignatureAttrs() {
+  NamedAttrList attrs((*this)->getAttrDictionary());
+  attrs.erase(getSymNameAttrName());
+  return attrs.getDictionary(getContext());
+}
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty tensor name");
+  return success();
+}
+
+KernelOp CallOp::getKernelOp() {
+  return SymbolTable::lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+}
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel = symbolTable.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("calls '") << getKernel() << "', which is not a tmk.kernel";
+  if (getArgs().size() != kernel.getNumInputs())
+    return emitOpError("passes ") << getArgs().size() << " arguments; kernel @"
+                                  << getKernel() << " takes " << kernel.getNumInputs();
+  int64_t width = dimOf(getResult().getType(), 1);
+  if (!ShapedType::isDynamic(width) && width != kernel.getWidth())
+    return emitOpError("result has width ") << width << "; kernel @" << getKernel()
+                                            << " writes " << kernel.getWidth();
+  if (kernel.getKind() == KernelKind::linear) {
+    int64_t in = dimOf(getArgs()[0].getType(), 1);
+    if (!ShapedType::isDynamic(in) && in != *kernel.getInWidth())
+      return emitOpError("input has width ") << in << "; kernel @" << getKernel()
+                                             << " reads " << *kernel.getInWidth();
+  }
+  return success();
+}
+
+LogicalResult CacheAppendOp::verify() {
+  if (getName().empty() || getCapacity() <= 0)
+    return emitOpError("needs a cache name and a capacity > 0");
+  return success();
+}
+
+LogicalResult CacheReadOp::verify() {
+  if (getName().empty() || getCapacity() <= 0)
+    return emitOpError("needs a cache name and a capacity > 0");
+  return success();
+}

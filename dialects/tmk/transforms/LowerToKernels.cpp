@@ -1,0 +1,176 @@
+//===- LowerToKernels.cpp - tm ops to tmk kernels and calls ---------------===//
+//
+// The tm -> tmk step: each compute op left after fusion is exactly one
+// schedulable Halide pipeline, so it becomes one kernel definition (its kind
+// and the constants its algorithm bakes in) and one call binding the op's
+// operands, at the op's location. Every call gets a kernel of its own here;
+// tmk-dedup shares them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tm/TMOps.h"
+#include "dialects/tmk/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace tmc::tmk {
+#define GEN_PASS_DEF_TMLOWERTOKERNELS
+#include "dialects/tmk/Passes.h.inc"
+} // namespace tmc::tmk
+
+using namespace mlir;
+using namespace tmc;
+
+namespace {
+
+int64_t width(Value value) { return cast<ShapedType>(value.getType()).getDimSize(1); }
+
+int64_t rows(Value value) { return cast<ShapedType>(value.getType()).getDimSize(0); }
+
+/// The kind and static attributes of the kernel `op` runs as; failure for an
+/// op that has no kernel.
+FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &attrs) {
+  auto i64 = [&](StringRef name, int64_t value) { attrs.set(name, b.getI64IntegerAttr(value)); };
+  auto f64 = [&](StringRef name, double value) { attrs.set(name, b.getF64FloatAttr(value)); };
+  auto str = [&](StringRef name, StringRef value) { attrs.set(name, b.getStringAttr(value)); };
+  auto unit = [&](StringRef name, bool set) {
+    if (set)
+      attrs.set(name, b.getUnitAttr());
+  };
+  if (op->getNumResults() != 1 || !isa<ShapedType>(op->getResult(0).getType()) ||
+      ShapedType::isDynamic(width(op->getResult(0))))
+    return failure();
+  i64("width", width(op->getResult(0)));
+  return llvm::TypeSwitch<Operation *, FailureOr<tmk::KernelKind>>(op)
+      .Case([&](tm::EmbedOp embed) {
+        i64("table_rows", rows(embed.getTable()));
+        f64("scale", embed.getScale().convertToDouble());
+        str("position", embed.getPosition());
+        if (embed.getPositions())
+          i64("position_rows", rows(embed.getPositions()));
+        return tmk::KernelKind::embed;
+      })
+      .Case([&](tm::AddPositionsOp positions) {
+        str("position", positions.getKind());
+        if (positions.getTable())
+          i64("position_rows", rows(positions.getTable()));
+        return tmk::KernelKind::positions;
+      })
+      .Case([&](tm::AddSegmentsOp segments) {
+        i64("position_rows", rows(segments.getTable()));
+        return tmk::KernelKind::segments;
+      })
+      .Case([&](tm::LinearOp linear) {
+        i64("in_width", width(linear.getInput()));
+        str("activation", linear.getActivation());
+        unit("bias", static_cast<bool>(linear.getBias()));
+        unit("residual", static_cast<bool>(linear.getResidual()));
+        return tmk::KernelKind::linear;
+      })
+      .Case([&](tm::AttentionOp attention) {
+        i64("heads", attention.getHeads());
+        i64("kv_heads", attention.getKvHeads());
+        i64("head_dim", attention.getHeadDim());
+        f64("scale", attention.getScale().convertToDouble());
+        attrs.set("mask", attention.getMask());
+        unit("alibi", attention.getAlibi());
+        return tmk::KernelKind::attention;
+      })
+      .Case([&](tm::AddOp) { return tmk::KernelKind::add; })
+      .Case([&](tm::ActivationOp activation) {
+        str("activation", activation.getKind());
+        return tmk::KernelKind::activation;
+      })
+      .Case([&](tm::GatedActivationOp gated) {
+        str("activation", gated.getKind());
+        return tmk::KernelKind::gated_activation;
+      })
+      .Case([&](tm::NormOp norm) {
+        str("variant", norm.getKind());
+        f64("eps", norm.getEps().convertToDouble());
+        unit("bias", static_cast<bool>(norm.getBias()));
+        return tmk::KernelKind::norm;
+      })
+      .Case([&](tm::AddNormOp norm) {
+        str("variant", norm.getKind());
+        f64("eps", norm.getEps().convertToDouble());
+        unit("bias", static_cast<bool>(norm.getBias()));
+        return tmk::KernelKind::add_norm;
+      })
+      .Case([&](tm::RopeOp rope) {
+        i64("heads", rope.getHeads());
+        i64("head_dim", rope.getHeadDim());
+        f64("theta", rope.getTheta().convertToDouble());
+        return tmk::KernelKind::rope;
+      })
+      .Case([&](tm::SeqProjectOp project) {
+        i64("table_rows", rows(project.getProjection()));
+        i64("position_rows", width(project.getProjection()));
+        unit("length", static_cast<bool>(project.getLength()));
+        return tmk::KernelKind::seq_project;
+      })
+      .Case([&](tm::PoolOp pool) {
+        str("variant", pool.getKind());
+        return tmk::KernelKind::pool;
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    OpBuilder kernels(module.getContext());
+    // Kernels go before the functions, in the order of their first call.
+    kernels.setInsertionPointToStart(module.getBody());
+    auto result = module.walk([&](Operation *op) {
+      if (!isa<tm::TMDialect>(op->getDialect()))
+        return WalkResult::advance();
+      return succeeded(lower(op, symbols, kernels)) ? WalkResult::advance()
+                                                    : WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult lower(Operation *op, SymbolTable &symbols, OpBuilder &kernels) {
+    OpBuilder b(op);
+    Operation *replacement = nullptr;
+    if (auto weight = dyn_cast<tm::WeightOp>(op)) {
+      replacement = b.create<tmk::WeightOp>(op->getLoc(), weight.getType(), weight.getName());
+    } else if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
+      replacement = b.create<tmk::CacheAppendOp>(op->getLoc(), append.getType(),
+                                                 append.getInput(), append.getOffset(),
+                                                 append.getName(), append.getCapacity());
+    } else if (auto read = dyn_cast<tm::CacheReadOp>(op)) {
+      replacement = b.create<tmk::CacheReadOp>(op->getLoc(), read.getType(), read.getName(),
+                                               read.getCapacity());
+    } else {
+      NamedAttrList attrs;
+      FailureOr<tmk::KernelKind> kind = describe(op, b, attrs);
+      if (failed(kind))
+        return op->emitOpError("cannot be mapped to a kernel");
+      attrs.set(SymbolTable::getSymbolAttrName(),
+                b.getStringAttr(tmk::stringifyKernelKind(*kind)));
+      attrs.set("kind", tmk::KernelKindAttr::get(b.getContext(), *kind));
+      auto kernel = kernels.create<tmk::KernelOp>(op->getLoc(), TypeRange(), ValueRange(),
+                                                  attrs.getAttrs());
+      symbols.insert(kernel); // a unique name: linear, linear_0, linear_1, ...
+      kernels.setInsertionPointAfter(kernel);
+      if (failed(mlir::verify(kernel)))
+        return failure();
+      replacement = b.create<tmk::CallOp>(
+          op->getLoc(), TypeRange{op->getResult(0).getType()}, op->getOperands(),
+          ArrayRef<NamedAttribute>{
+              b.getNamedAttr("kernel", FlatSymbolRefAttr::get(kernel.getSymNameAttr())),
+              b.getNamedAttr("from", b.getStringAttr(op->getName().getStringRef()))});
+    }
+    op->replaceAllUsesWith(replacement);
+    op->erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,21 @@
+//===- Pipeline.cpp - From tm-opt to the kernel plan ----------------------===//
+
+#include "dialects/tmk/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void tmc::tmk::buildKernelPipeline(OpPassManager &pm, bool explain) {
+  pm.addPass(createTMLowerToKernels());
+  pm.addPass(createTMKDedup({explain}));
+  pm.addPass(createTMKDecodeVariants({explain}));
+  pm.nest<func::FuncOp>().addPass(createTMKPlanBuffers({explain}));
+}
+
+void tmc::tmk::registerAllPasses() {
+  registerTMKPasses();
+  PassPipelineRegistration<>(
+      "tmk-plan", "From an optimized tm module to the kernel plan of `tmc compile`",
+      [](OpPassManager &pm) { buildKernelPipeline(pm); });
+}

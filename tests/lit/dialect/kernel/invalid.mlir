@@ -1,0 +1,162 @@
+// Every tmk op rejects what its kernel could not run.
+// RUN: tmc-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{'tmk.kernel' op of kind linear needs 'in_width'}}
+tmk.kernel @linear linear {activation = "none", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op of kind add takes no 'eps'}}
+tmk.kernel @add add {eps = 1.0e-5 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs width > 0, found 0}}
+tmk.kernel @add add {width = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{has activation = "tanh"; expected one of "none" "relu" "gelu" "gelu_tanh" "silu"}}
+tmk.kernel @linear linear {activation = "tanh", in_width = 8 : i64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{has activation = "none"; expected one of "relu" "gelu" "gelu_tanh" "silu"}}
+tmk.kernel @act activation {activation = "none", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{takes position_rows exactly when position = "learned"}}
+tmk.kernel @embed embed {position = "learned", scale = 1.0 : f64, table_rows = 10 : i64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{has position = "none"; expected one of "sinusoidal" "learned"}}
+tmk.kernel @positions positions {position = "none", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{kv_heads (3) must divide heads (2)}}
+tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 3 : i64, mask = #tm.mask<>, scale = 0.5 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{width 12 is not heads x head_dim (2 x 4)}}
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 12 : i64}
+
+// -----
+
+// expected-error @+1 {{has variant = "batchnorm"; expected one of "layernorm" "rmsnorm"}}
+tmk.kernel @norm norm {eps = 1.0e-5 : f64, variant = "batchnorm", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{needs eps > 0}}
+tmk.kernel @norm add_norm {eps = 0.0 : f64, variant = "rmsnorm", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{has variant = "max"; expected one of "first" "mean"}}
+tmk.kernel @pool pool {variant = "max", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{of kind seq_project needs 'table_rows'}}
+tmk.kernel @project seq_project {position_rows = 16 : i64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [embed, positions, segments, linear, attention, add, activation, gated_activation, norm, add_norm, rope, pool, seq_project]}}
+tmk.kernel @conv conv {width = 8 : i64}
+
+// -----
+
+func.func @kernel_in_func() {
+  // expected-error @+1 {{'tmk.kernel' op expects parent op 'builtin.module'}}
+  tmk.kernel @add add {width = 8 : i64}
+  return
+}
+
+// -----
+
+func.func @no_kernel(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tmk.call' op calls 'missing', which is not a tmk.kernel}}
+  %y = tmk.call @missing(%x, %x) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+tmk.kernel @add add {width = 8 : i64}
+func.func @arity(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tmk.call' op passes 1 arguments; kernel @add takes 2}}
+  %y = tmk.call @add(%x) {from = "tm.add"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+tmk.kernel @add add {width = 8 : i64}
+func.func @result_width(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'tmk.call' op result has width 4; kernel @add writes 8}}
+  %y = tmk.call @add(%x, %x) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+tmk.kernel @linear linear {activation = "none", in_width = 4 : i64, width = 8 : i64}
+func.func @input_width(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tmk.weight "w" : tensor<8x4xf32>
+  // expected-error @+1 {{'tmk.call' op input has width 8; kernel @linear reads 4}}
+  %y = tmk.call @linear(%x, %w) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @call_result(%x: tensor<?x8xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'tmk.call' op result #0 must be 2D tensor of 32-bit float values}}
+  %y = tmk.call @add(%x, %x) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @weight_name() {
+  // expected-error @+1 {{'tmk.weight' op needs a non-empty tensor name}}
+  %w = tmk.weight "" : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_shape() {
+  // expected-error @+1 {{'tmk.weight' op result #0 must be statically shaped tensor}}
+  %w = tmk.weight "w" : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @append(%x: tensor<?x8xf32>, %offset: i32) {
+  // expected-error @+1 {{'tmk.cache_append' op needs a cache name and a capacity > 0}}
+  %k = tmk.cache_append %x at %offset {capacity = 0 : i64, name = "k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @append_type(%x: tensor<?x8xf32>, %offset: i32) {
+  // expected-error @+1 {{'tmk.cache_append' op failed to verify that all of {input, result} have same type}}
+  %k = tmk.cache_append %x at %offset {capacity = 4 : i64, name = "k"} : (tensor<?x8xf32>, i32) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @read() {
+  // expected-error @+1 {{'tmk.cache_read' op needs a cache name and a capacity > 0}}
+  %k = tmk.cache_read {capacity = 4 : i64, name = ""} : tensor<?x8xf32>
+  return
+}
