@@ -14,6 +14,7 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
+#include "compiler/tune/TuningDb.h"
 #include "dialects/tm/Passes.h"
 #include "dialects/tmk/Passes.h"
 #include "frontend/Frontend.h"
@@ -108,6 +109,8 @@ private:
     return false;
   }
   bool makeWorkDir();
+  /// --tuning-db: the database's schedules into `plan`, and what was found said.
+  bool applyTuningDb(KernelPlan &plan, const TargetInfo &target);
   /// `--emit=lib`: libNAME.a and NAME.h.
   bool writeLibrary(const std::vector<std::string> &objects, const KernelPlan &plan,
                     const ModelSpec &spec, const ExecutorOptions &executorOptions);
@@ -198,6 +201,27 @@ bool CompileJob::writeDeviceCode(const KernelBuildResult &kernels) {
     if (!writeFileAtomically(std::string(path), code, &error))
       return fail(error);
   }
+  return true;
+}
+
+bool CompileJob::applyTuningDb(KernelPlan &plan, const TargetInfo &target) {
+  tune::TuningDb db;
+  std::string error;
+  if (!tune::loadTuningDb(options.tuningDb, &db, &error))
+    return fail("--tuning-db: " + error);
+  std::vector<std::string> warnings, found, atDefault;
+  plan.schedules = tune::selectSchedules(db, plan, target, &warnings, &found, &atDefault);
+  for (const std::string &warning : warnings)
+    llvm::errs() << "tmc: warning: " << options.tuningDb << ": " << warning << "\n";
+  llvm::errs() << "tmc: " << options.tuningDb << ": tuned schedules for " << found.size()
+               << " of " << plan.kernels.size() << " kernels";
+  for (size_t i = 0; i < found.size(); ++i)
+    llvm::errs() << (i ? ", " : ": ") << found[i];
+  if (!atDefault.empty())
+    llvm::errs() << "; " << atDefault.size() << " more tuned and kept their default";
+  llvm::errs() << "\n";
+  if (planOut)
+    planOut->schedules = plan.schedules;
   return true;
 }
 
@@ -344,6 +368,8 @@ int CompileJob::run() {
   if (options.emit == Stage::Device && !target->gpu)
     return fail("--emit=device writes GPU kernels' PTX: it needs a GPU target (--target cuda "
                 "or cuda-sm86), not --target " + options.target), 2;
+  if (!options.tuningDb.empty() && !applyTuningDb(*plan, *target))
+    return 1;
   KernelBuildRequest request;
   request.compileObjects = options.emit > Stage::Halide || dumping();
   request.wantStmt = wants(Stage::Stmt);

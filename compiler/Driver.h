@@ -29,6 +29,7 @@ struct CompileOptions {
   bool printIRAfterAll = false;
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)
+  std::string tuningDb;         ///< --tuning-db: schedules from `tmc tune`'s database
 };
 
 struct KernelPlan;

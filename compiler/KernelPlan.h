@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/Schedule.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
@@ -149,6 +151,7 @@ struct KernelPlan {
   int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats
   int64_t outputWidth = 0;
   int64_t outputRows = 0;   ///< 0: one row per token; else a fixed count (classifier: 1)
+  ScheduleTable schedules;  ///< tuned schedules by kernel name (--tuning-db); others default
 };
 
 /// Reads the plan from a module the kernel pipeline (tmk::buildKernelPipeline)

@@ -112,6 +112,107 @@ Schedule gemvSchedule(const Schedule &gemm) {
   return s;
 }
 
+bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error) {
+  struct Field {
+    const char *key;
+    int *intValue;
+    bool *boolValue;
+    int lo, hi;
+  };
+  Schedule s = *schedule;
+  const Field fields[] = {
+      {"vector_width", &s.vectorWidth, nullptr, 1, 64},
+      {"tile_cols", &s.tileCols, nullptr, 1, 1024},
+      {"tile_rows", &s.tileRows, nullptr, 1, 64},
+      {"query_tile", &s.queryTile, nullptr, 1, 4096},
+      {"key_block", &s.keyBlock, nullptr, 0, 4096},
+      {"parallel", nullptr, &s.parallel, 0, 1},
+      {"k_block", &s.kBlock, nullptr, 0, 1 << 20},
+      {"unroll_k", &s.unrollK, nullptr, 1, 64},
+      {"parallel_rows", nullptr, &s.parallelRows, 0, 1},
+      {"decode_variant", nullptr, &s.decodeVariant, 0, 1},
+      {"tokens_estimate", &s.tokensEstimate, nullptr, 1, 1 << 20},
+  };
+  std::istringstream in(text);
+  std::string item;
+  while (in >> item) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      *error = "'" + item + "' is not key=value";
+      return false;
+    }
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const Field *field = nullptr;
+    for (const Field &f : fields)
+      if (key == f.key)
+        field = &f;
+    if (!field) {
+      *error = "unknown schedule key '" + key + "'";
+      return false;
+    }
+    long long v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (value.empty() || used != value.size()) {
+      *error = key + "=" + value + ": not an integer";
+      return false;
+    }
+    if (v < field->lo || v > field->hi) {
+      *error = key + "=" + value + " is out of range [" + std::to_string(field->lo) + ", " +
+               std::to_string(field->hi) + "]";
+      return false;
+    }
+    if (field->intValue)
+      *field->intValue = static_cast<int>(v);
+    else
+      *field->boolValue = v != 0;
+  }
+  *schedule = s;
+  return true;
+}
+
+bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &s,
+                   std::string *error) {
+  auto fail = [&](const std::string &why) {
+    *error = why;
+    return false;
+  };
+  const int vw = s.vectorWidth;
+  if (vw < 1 || (vw & (vw - 1)) != 0 || vw > 2 * target.vectorWidth)
+    return fail("vector_width=" + std::to_string(vw) + " must be a power of two up to " +
+                std::to_string(2 * target.vectorWidth));
+  if (s.tileRows < 1 || s.tileRows > 16)
+    return fail("tile_rows=" + std::to_string(s.tileRows) + " is out of range [1, 16]");
+  if (s.queryTile < 1 || s.queryTile > 1024)
+    return fail("query_tile=" + std::to_string(s.queryTile) + " is out of range [1, 1024]");
+  if (s.keyBlock != 0 && (s.keyBlock < 4 || s.keyBlock > 1024))
+    return fail("key_block=" + std::to_string(s.keyBlock) + " must be 0 (one pass) or in [4, 1024]");
+  if (kernel.kind == KernelKind::Linear) {
+    if (s.tileCols < vw || s.tileCols % vw != 0 || s.tileCols > 16 * vw)
+      return fail("tile_cols=" + std::to_string(s.tileCols) + " must be a multiple of " +
+                  "vector_width=" + std::to_string(vw) + " up to " + std::to_string(16 * vw));
+    if (s.kBlock < 0 || (s.kBlock > 0 && s.kBlock < s.unrollK))
+      return fail("k_block=" + std::to_string(s.kBlock) + " must be 0 or at least unroll_k");
+    if (s.unrollK < 1 || s.unrollK > 16)
+      return fail("unroll_k=" + std::to_string(s.unrollK) + " is out of range [1, 16]");
+  }
+  return true;
+}
+
+std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target) {
+  return target.halideTarget + " " + kernel.name();
+}
+
+Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
+                     const ScheduleTable &table) {
+  auto it = table.find(scheduleKey(kernel, target));
+  return it == table.end() ? defaultSchedule(kernel, target) : it->second;
+}
+
 GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
   GemmLayout l;
   l.K = std::max<int64_t>(1, kernel.inWidth);

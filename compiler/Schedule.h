@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace tmc {
@@ -37,6 +38,9 @@ struct Schedule {
                               ///< (ignored when K is blocked)
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
+  /// Lowering defines the algorithm and its estimates only, no schedule (for
+  /// Halide's autoschedulers; linear kernels). Not part of str().
+  bool algorithmOnly = false;
 
   // GPU (--target cuda) only: loops map to CUDA blocks and threads
   // (compiler/halide/GpuSchedule.cpp). A GEMM block computes tileCols
@@ -58,6 +62,28 @@ struct Schedule {
 /// blocks and threads becoming parallel host loops (GpuSchedule.cpp), so that
 /// their numerics are checked on machines without a GPU.
 bool gpuSchedulesOnHost();
+
+/// Parses `Schedule::str()`'s form (a key may be left out: it keeps its
+/// default). False with `*error` naming the key on an unknown key, a missing
+/// `=`, a value that is not an integer, or one out of its range.
+bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error);
+
+/// Whether `schedule` can compile `kernel` for `target` (vector width a power
+/// of two up to twice the target's, tileCols a multiple of it, ranges of
+/// the rest); false with the reason.
+bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &schedule,
+                   std::string *error);
+
+/// Schedules chosen by a tuning database (`tmc compile --tuning-db`), by
+/// `scheduleKey`: a multi-ISA target's variants each have their own.
+using ScheduleTable = std::map<std::string, Schedule>;
+
+/// "HALIDE_TARGET KERNEL_NAME", for a concrete target.
+std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target);
+
+/// `table`'s schedule for `kernel` on the concrete `target`, else `defaultSchedule`.
+Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
+                     const ScheduleTable &table);
 
 /// What tmc picks without a tuning database: register tiles sized to the
 /// target's vector registers (16 lanes on AVX-512, 8 on AVX2, 4 on NEON).

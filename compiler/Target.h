@@ -2,9 +2,9 @@
 //
 // TargetInfo is the single description of what tmc generates code for: the
 // Halide target string, the facts the schedule heuristics need, and how the
-// executable is built (system or cross compiler). The tuner keys its database
-// on `tuningKey()` (canonical name + Halide target), so every place that
-// needs a target fact reads it from here.
+// executable is built (system or cross compiler). The tuning database keys
+// its entries on a concrete target's Halide target string, so every place
+// that needs a target fact reads it from here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

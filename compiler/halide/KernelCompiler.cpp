@@ -73,7 +73,7 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
     std::string suffix = multi ? std::string("_") + variant.isaName() : "";
     halideText << (multi ? "\n" : "") << "// target: " << variant.halideTarget << "\n";
     for (const KernelDesc &kernel : plan.kernels) {
-      Schedule schedule = defaultSchedule(kernel, variant);
+      Schedule schedule = scheduleFor(kernel, variant, plan.schedules);
       if (kernel.kind == KernelKind::Linear) {
         // The GEMM reads weights packed once, at load, by its pack kernel
         // (the contract is in LowerPack.cpp); both share the schedule.

@@ -134,6 +134,9 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   constrainOutput(out, sig.back());
   out.set_estimates({{0, N}, {0, estT}});
   stages.push_back(out);
+  // Halide's autoschedulers (seeds of tmc tune) schedule the bare algorithm.
+  if (schedule.algorithmOnly)
+    return {out, args, stages};
   if (schedule.gpu) {
     scheduleGemmGpu(out, acc, xc, packed, l, schedule);
     return {out, args, stages};

@@ -34,5 +34,6 @@ std::optional<LoadedSpec> load(const std::string &path);
 int checkCommand(int argc, char **argv);
 int manifestCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);
+int tuneCommand(int argc, char **argv);
 
 } // namespace tmc::tools

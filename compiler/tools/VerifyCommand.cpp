@@ -151,7 +151,8 @@ Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &rec
 } // namespace
 
 int verifyCommand(int argc, char **argv) {
-  releaseGlobalOptions({"weights", "tokens", "source-tokens", "tolerance", "target", "O"});
+  releaseGlobalOptions(
+      {"weights", "tokens", "source-tokens", "tolerance", "target", "O", "tuning-db"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> weightsPath("weights", cl::Required, cl::desc("Weights (safetensors)"),
@@ -165,6 +166,9 @@ int verifyCommand(int argc, char **argv) {
                             cl::desc("Largest allowed max|compiled - reference| / "
                                      "max|reference| per value (default 1e-4)"),
                             cl::init(1e-4), cl::cat(toolOptions));
+  cl::opt<std::string> tuningDb("tuning-db",
+                                cl::desc("Compile with the schedules of a tmc tune database"),
+                                cl::value_desc("FILE"), cl::cat(toolOptions));
   cl::opt<std::string> target("target", cl::desc("Code generation target (default host)"),
                               cl::init("host"), cl::cat(toolOptions));
   cl::opt<char> optLevel("O",
@@ -248,6 +252,7 @@ int verifyCommand(int argc, char **argv) {
   options.output = dir + "/model";
   options.target = target;
   options.trace = true;
+  options.tuningDb = tuningDb;
   options.optLevel = static_cast<unsigned>(optLevel - '0');
   KernelPlan plan;
   if (int rc = runCompile(options, &plan))

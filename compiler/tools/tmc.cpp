@@ -10,6 +10,7 @@
 #include "compiler/Driver.h"
 #include "compiler/InitWeights.h"
 #include "compiler/Target.h"
+#include "compiler/tune/TuningDb.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -61,7 +62,7 @@ int initWeightsCommand(int argc, char **argv) {
 
 int compileCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all",
-                        "explain", "threads", "O", "spec"});
+                        "explain", "threads", "O", "spec", "tuning-db"});
   cl::opt<std::string> input(cl::Positional, cl::Required,
                              cl::desc("MODEL.tm, or MODEL.mlir saved by --emit=tm|tm-opt"),
                              cl::cat(toolOptions));
@@ -93,6 +94,10 @@ int compileCommand(int argc, char **argv) {
                         cl::cat(toolOptions));
   cl::opt<int> threads("threads", cl::desc("Default thread count of the executable (0: all cores)"),
                        cl::init(0), cl::cat(toolOptions));
+  cl::opt<std::string> tuningDb("tuning-db",
+                                cl::desc("Use the best schedule per kernel from a database "
+                                         "written by tmc tune"),
+                                cl::value_desc("FILE"), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   // MLIR's printing, context and pass-manager flags: --mlir-print-debuginfo,
@@ -112,6 +117,7 @@ int compileCommand(int argc, char **argv) {
   options.dumpStagesTo = dumpDir;
   options.printIRAfterAll = printAfterAll;
   options.explain = explain;
+  options.tuningDb = tuningDb;
   std::optional<tmc::Stage> stage = tmc::parseStage(emit);
   if (!stage) {
     errs() << "tmc: error: --emit: unknown stage '" << emit << "' (expected one of: "
@@ -160,6 +166,7 @@ const Command kCommands[] = {
     {"init-weights", "write deterministic random weights (safetensors)", initWeightsCommand},
     {"compile", "compile a spec into a standalone executable", compileCommand},
     {"verify", "compare the compiled kernels with the reference, value by value", verifyCommand},
+    {"tune", "search kernel schedules by measurement into a tuning database", tuneCommand},
 };
 
 void printUsage(raw_ostream &os) {
@@ -179,6 +186,10 @@ int main(int argc, char **argv) {
     return kExitUsage;
   }
   StringRef name = argv[1];
+  if (name == "--version") {
+    outs() << "tmc " << tmc::tune::tmcVersion() << "\n";
+    return 0;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     printUsage(outs());
     return 0;

@@ -1,0 +1,125 @@
+//===- TuneCommand.cpp - `tmc tune` ----------------------------------------===//
+//
+// tmc tune MODEL.tm --db FILE [--target T] [--budget 10m] [--resume]
+//          [--threads N] [--tokens T] [--timeout S] [--seed N]
+// tmc tune MODEL.tm --db FILE --report [--svg FILE]
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target.h"
+#include "compiler/tools/Commands.h"
+#include "compiler/tune/Tuner.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace tmc::tools {
+
+namespace {
+
+/// "90", "90s", "10m", "1h", "1.5m": seconds; false when malformed.
+bool parseDuration(const std::string &text, double *seconds) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (end == text.c_str() || scale == 0 || !(value > 0))
+    return false;
+  *seconds = value * scale;
+  return true;
+}
+
+} // namespace
+
+int tuneCommand(int argc, char **argv) {
+  releaseGlobalOptions({"target", "db", "budget", "resume", "threads", "tokens", "timeout", "seed",
+                        "report", "svg"});
+  cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
+                             cl::cat(toolOptions));
+  cl::opt<std::string> db("db", cl::Required,
+                          cl::desc("The tuning database (JSON lines; created if missing)"),
+                          cl::value_desc("FILE"), cl::cat(toolOptions));
+  const std::string targetHelp = std::string("Code generation target: ") + tmc::targetNames();
+  cl::opt<std::string> target("target", cl::desc(targetHelp), cl::value_desc("T"),
+                              cl::init("host"), cl::cat(toolOptions));
+  cl::opt<std::string> budget("budget",
+                              cl::desc("Time for the whole run, profile included: 90s, 10m, 1h "
+                                       "(default 10m)"),
+                              cl::value_desc("DURATION"), cl::init("10m"), cl::cat(toolOptions));
+  cl::opt<bool> resume("resume", cl::desc("Continue from the database's entries for this model"),
+                       cl::cat(toolOptions));
+  cl::opt<int> threads("threads", cl::desc("Threads the kernels are timed with (default 2)"),
+                       cl::init(2), cl::cat(toolOptions));
+  cl::opt<int> tokens("tokens", cl::desc("Tokens of the prefill measurement (default 128, at "
+                                         "most max_seq)"),
+                      cl::init(128), cl::cat(toolOptions));
+  cl::opt<double> timeout("timeout", cl::desc("Seconds a candidate may run before it is killed "
+                                              "(default 20)"),
+                          cl::init(20), cl::cat(toolOptions));
+  cl::opt<unsigned> seed("seed", cl::desc("Seed of the search (default 1)"), cl::init(1),
+                         cl::cat(toolOptions));
+  cl::opt<bool> report("report", cl::desc("Print the database's table for this model and write "
+                                          "the chart; tunes nothing"),
+                       cl::cat(toolOptions));
+  cl::opt<std::string> svg("svg", cl::desc("--report: where the chart goes (default FILE.svg)"),
+                           cl::value_desc("SVG"), cl::cat(toolOptions));
+  // runCompile (which forms the kernel plan) applies MLIR's pass-manager
+  // options; they must exist even when none is given.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  if (!parseOptions(argc, argv,
+                    "tmc tune: search kernel schedules by measurement; keep the best in a "
+                    "database for tmc compile --tuning-db\n"))
+    return kExitUsage;
+
+  tune::TuneOptions options;
+  options.spec = input;
+  options.db = db;
+  options.target = target;
+  options.resume = resume;
+  options.svg = svg;
+  if (!parseDuration(budget, &options.budgetSeconds) || options.budgetSeconds > 7 * 24 * 3600) {
+    errs() << "tmc: error: --budget: '" << budget
+           << "' is not a duration in (0, 7 days] (e.g. 90s, 10m, 1h)\n";
+    return kExitUsage;
+  }
+  if (threads < 1 || threads > 1024) {
+    errs() << "tmc: error: --threads: " << threads << " is out of range [1, 1024]\n";
+    return kExitUsage;
+  }
+  if (tokens < 1 || tokens > 65536) {
+    errs() << "tmc: error: --tokens: " << tokens << " is out of range [1, 65536]\n";
+    return kExitUsage;
+  }
+  if (!(timeout >= 1 && timeout <= 3600)) {
+    errs() << "tmc: error: --timeout: " << timeout << " is out of range [1, 3600] seconds\n";
+    return kExitUsage;
+  }
+  if (!svg.empty() && !report) {
+    errs() << "tmc: error: --svg is only meaningful with --report\n";
+    return kExitUsage;
+  }
+  std::string error;
+  if (!tmc::resolveTarget(target, &error)) {
+    errs() << "tmc: error: " << error << "\n";
+    return kExitUsage;
+  }
+  options.threads = threads;
+  options.tokens = tokens;
+  options.timeoutSeconds = timeout;
+  options.seed = seed;
+  return report ? tune::runReport(options) : tune::runTune(options);
+}
+
+} // namespace tmc::tools

@@ -1,0 +1,57 @@
+//===- Search.h - The schedule search space of one kernel -------*- C++ -*-===//
+//
+// Which schedule fields matter for a kernel kind, the values each may take,
+// seeds (the heuristic schedule, its neighbours and the tile sizes Halide's
+// autoschedulers choose for the same pipeline) and mutations for the
+// evolutionary search in Tuner.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelPlan.h"
+#include "compiler/Schedule.h"
+#include "compiler/Target.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tmc::tune {
+
+class SearchSpace {
+public:
+  SearchSpace(const KernelDesc &kernel, const TargetInfo &target);
+
+  /// The schedule with every field the kernel ignores set to the default's,
+  /// so that equal behaviour means equal `str()`.
+  Schedule canonical(Schedule schedule) const;
+
+  /// Whether `schedule` is in the space (and compiles): GemmLayout
+  /// constraints, register pressure of the GEMM tile; the reason if not.
+  bool valid(const Schedule &schedule, std::string *why) const;
+
+  /// The default first, then its neighbours. Every seed is valid and canonical.
+  std::vector<Schedule> seeds() const;
+
+  /// A random neighbour of `schedule`: one or two fields changed (valid and
+  /// canonical, possibly equal to `schedule` when the space is tiny).
+  Schedule mutate(const Schedule &schedule, std::mt19937 &rng) const;
+
+  /// A child taking each field from `a` or `b`.
+  Schedule crossover(const Schedule &a, const Schedule &b, std::mt19937 &rng) const;
+
+  /// How many distinct schedules the space holds (capped), to stop early on small spaces.
+  size_t sizeEstimate() const;
+
+  const Schedule &defaults() const { return base; }
+
+private:
+  void randomize(Schedule &s, int field, std::mt19937 &rng) const;
+  int fieldCount() const;
+
+  KernelDesc kernel;
+  TargetInfo target;
+  Schedule base;
+};
+
+} // namespace tmc::tune

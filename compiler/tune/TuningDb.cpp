@@ -1,0 +1,295 @@
+//===- TuningDb.cpp - The tuning database of `tmc tune` -------------------===//
+
+#include "compiler/tune/TuningDb.h"
+
+#include "compiler/Toolchain.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#ifndef TMC_VERSION
+#define TMC_VERSION "0.0.0-dev"
+#endif
+
+namespace tmc::tune {
+
+using nlohmann::json;
+
+const char *tmcVersion() { return TMC_VERSION; }
+
+std::string kernelSignatureText(const KernelDesc &kernel) {
+  std::ostringstream os;
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  for (size_t i = 0; i < sig.size(); ++i) {
+    os << (i ? "," : "") << (sig[i].isInt32 ? "i32" : "f32");
+    if (sig[i].isScalar)
+      continue;
+    os << "[";
+    for (size_t d = 0; d < sig[i].extents.size(); ++d) {
+      int64_t e = sig[i].extents[d];
+      os << (d ? "x" : "");
+      if (e == BufferShape::kTokens)
+        os << "T";
+      else if (e == BufferShape::kKeys)
+        os << "K";
+      else if (e == BufferShape::kSource)
+        os << "S";
+      else
+        os << e;
+    }
+    os << "]";
+  }
+  return os.str();
+}
+
+namespace {
+
+json toJson(const TuningEntry &e) {
+  json history = json::array();
+  for (const auto &[trial, ms] : e.history)
+    history.push_back({trial, ms});
+  return {{"kernel", e.kernel},       {"signature", e.signature},
+          {"target", e.target},       {"tmc_version", e.tmcVersion},
+          {"model", e.model},         {"schedule", e.schedule},
+          {"default_schedule", e.defaultSchedule}, {"origin", e.origin},
+          {"tokens", e.tokens},       {"threads", e.threads},
+          {"calls", e.calls},         {"default_ms", e.defaultMs},
+          {"best_ms", e.bestMs},      {"default_decode_ms", e.defaultDecodeMs},
+          {"best_decode_ms", e.bestDecodeMs}, {"trials", e.trials},
+          {"confirmed", e.confirmed}, {"history", history}};
+}
+
+/// Reads one entry; false with the offending field in `*error`.
+bool fromJson(const json &j, TuningEntry *e, std::string *error) {
+  if (!j.is_object()) {
+    *error = "an entry must be a JSON object";
+    return false;
+  }
+  auto str = [&](const char *key, std::string *out, bool required = true) {
+    auto it = j.find(key);
+    if (it == j.end() && !required)
+      return true;
+    if (it == j.end() || !it->is_string()) {
+      *error = std::string("the entry lacks '") + key + "' (a string)";
+      return false;
+    }
+    *out = it->get<std::string>();
+    return true;
+  };
+  auto num = [&](const char *key, double *out) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number() || it->get<double>() < 0) {
+      *error = std::string("the entry lacks '") + key + "' (a number >= 0)";
+      return false;
+    }
+    *out = it->get<double>();
+    return true;
+  };
+  auto integer = [&](const char *key, int *out, int lo, int hi) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < lo ||
+        it->get<int64_t>() > hi) {
+      *error = std::string("the entry lacks '") + key + "' (an integer in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "])";
+      return false;
+    }
+    *out = static_cast<int>(it->get<int64_t>());
+    return true;
+  };
+  if (!str("kernel", &e->kernel) || !str("signature", &e->signature) ||
+      !str("target", &e->target) || !str("tmc_version", &e->tmcVersion) ||
+      !str("schedule", &e->schedule) || !str("model", &e->model, false) ||
+      !str("default_schedule", &e->defaultSchedule, false) ||
+      !str("origin", &e->origin, false) ||
+      !num("default_ms", &e->defaultMs) || !num("best_ms", &e->bestMs) ||
+      !integer("trials", &e->trials, 0, 1 << 30) || !integer("tokens", &e->tokens, 1, 1 << 20) ||
+      !integer("threads", &e->threads, 0, 1 << 16) || !integer("calls", &e->calls, 0, 1 << 20))
+    return false;
+  for (auto [key, out] : {std::pair{"default_decode_ms", &e->defaultDecodeMs},
+                          std::pair{"best_decode_ms", &e->bestDecodeMs}})
+    if (auto it = j.find(key); it != j.end() && it->is_number())
+      *out = it->get<double>();
+  if (auto it = j.find("confirmed"); it != j.end() && it->is_boolean())
+    e->confirmed = it->get<bool>();
+  if (auto it = j.find("history"); it != j.end()) {
+    if (!it->is_array()) {
+      *error = "'history' must be an array of [trial, ms] pairs";
+      return false;
+    }
+    for (const json &point : *it) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number_integer() ||
+          !point[1].is_number()) {
+        *error = "'history' must be an array of [trial, ms] pairs";
+        return false;
+      }
+      e->history.emplace_back(point[0].get<int>(), point[1].get<double>());
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool loadTuningDb(const std::string &path, TuningDb *db, std::string *error, bool allowMissing) {
+  db->entries.clear();
+  std::error_code ec;
+  if (allowMissing && !std::filesystem::exists(path, ec))
+    return true;
+  if (std::filesystem::is_directory(path, ec)) {
+    *error = path + ": is a directory, not a tuning database";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot read the tuning database: " + std::strerror(errno);
+    return false;
+  }
+  std::string line;
+  int number = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!header) {
+      if (j.is_discarded() || !j.is_object() || !j.contains("format") ||
+          j["format"] != "tmc-tuning-db") {
+        *error = path + ":" + std::to_string(number) +
+                 ": not a tmc tuning database (its first line must be "
+                 "{\"format\": \"tmc-tuning-db\", \"schema\": " +
+                 std::to_string(kTuningDbSchema) + "}; write one with tmc tune)";
+        return false;
+      }
+      if (!j.contains("schema") || !j["schema"].is_number_integer() ||
+          j["schema"].get<int64_t>() != kTuningDbSchema) {
+        std::string found = j.contains("schema") ? j["schema"].dump() : "none";
+        *error = path + ":" + std::to_string(number) + ": tuning database schema " + found +
+                 ", but this tmc reads schema " + std::to_string(kTuningDbSchema) +
+                 " (re-tune with tmc tune into a new file)";
+        return false;
+      }
+      header = true;
+      continue;
+    }
+    if (j.is_discarded()) {
+      *error = path + ":" + std::to_string(number) +
+               ": corrupt tuning database: the line is not valid JSON";
+      return false;
+    }
+    TuningEntry entry;
+    std::string why;
+    if (!fromJson(j, &entry, &why)) {
+      *error = path + ":" + std::to_string(number) + ": corrupt tuning database: " + why;
+      return false;
+    }
+    entry.line = number;
+    db->entries.push_back(std::move(entry));
+  }
+  if (in.bad()) {
+    *error = path + ": cannot read the tuning database";
+    return false;
+  }
+  if (!header) {
+    *error = path + ": empty file, not a tmc tuning database (write one with tmc tune)";
+    return false;
+  }
+  return true;
+}
+
+bool saveTuningDb(const std::string &path, const TuningDb &db, std::string *error) {
+  std::string text =
+      json{{"format", "tmc-tuning-db"}, {"schema", kTuningDbSchema}}.dump() + "\n";
+  for (const TuningEntry &e : db.entries)
+    text += toJson(e).dump() + "\n";
+  return writeFileAtomically(path, text, error);
+}
+
+bool entryUsable(const TuningEntry &e, const KernelDesc &kernel, const TargetInfo &target,
+                 std::string *why) {
+  if (e.target != target.halideTarget) {
+    *why = "tuned for another target (" + e.target + ", not " + target.halideTarget + ")";
+    return false;
+  }
+  if (e.tmcVersion != tmcVersion()) {
+    *why = "stale: tuned with tmc " + e.tmcVersion + ", this is tmc " + tmcVersion() +
+           " (re-tune it)";
+    return false;
+  }
+  if (e.signature != kernelSignatureText(kernel)) {
+    *why = "stale: the kernel's buffers changed (" + e.signature + " -> " +
+           kernelSignatureText(kernel) + ")";
+    return false;
+  }
+  Schedule s = defaultSchedule(kernel, target);
+  std::string error;
+  if (!parseSchedule(e.schedule, &s, &error) || !validSchedule(kernel, target, s, &error)) {
+    *why = "invalid schedule: " + error;
+    return false;
+  }
+  return true;
+}
+
+const TargetInfo *variantFor(const TuningEntry &entry, const TargetInfo &target,
+                             std::vector<TargetInfo> *storage) {
+  *storage = target.concreteTargets();
+  for (const TargetInfo &t : *storage)
+    if (t.halideTarget == entry.target)
+      return &t;
+  return &storage->front();
+}
+
+ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
+                              const TargetInfo &target, std::vector<std::string> *warnings,
+                              std::vector<std::string> *found,
+                              std::vector<std::string> *atDefault) {
+  std::map<std::string, const KernelDesc *> kernels;
+  for (const KernelDesc &k : plan.kernels)
+    kernels[k.name()] = &k;
+  const bool multi = !target.variants.empty();
+  // Per (variant, kernel): the usable entry with the lowest time.
+  std::map<std::pair<std::string, std::string>, const TuningEntry *> best;
+  std::vector<TargetInfo> variants;
+  for (const TuningEntry &e : db.entries) {
+    std::string where = "line " + std::to_string(e.line) + ": entry for kernel '" + e.kernel + "'";
+    auto it = kernels.find(e.kernel);
+    if (it == kernels.end()) {
+      warnings->push_back(where + " matches no kernel of this model: ignored");
+      continue;
+    }
+    std::string why;
+    const TargetInfo &variant = *variantFor(e, target, &variants);
+    if (!entryUsable(e, *it->second, variant, &why)) {
+      warnings->push_back(where + ": " + why + ": ignored");
+      continue;
+    }
+    const TuningEntry *&slot = best[{e.target, e.kernel}];
+    if (!slot || e.bestMs < slot->bestMs)
+      slot = &e;
+  }
+  ScheduleTable table;
+  for (const auto &[key, entry] : best) {
+    const KernelDesc &kernel = *kernels[entry->kernel];
+    const TargetInfo &variant = *variantFor(*entry, target, &variants);
+    Schedule s = defaultSchedule(kernel, variant);
+    std::string error;
+    parseSchedule(entry->schedule, &s, &error); // checked by entryUsable
+    std::string name = multi ? entry->kernel + " (" + variant.isaName() + ")" : entry->kernel;
+    if (s.str() == defaultSchedule(kernel, variant).str()) {
+      if (atDefault)
+        atDefault->push_back(name);
+      continue;
+    }
+    table[scheduleKey(kernel, variant)] = s;
+    found->push_back(name);
+  }
+  return table;
+}
+
+} // namespace tmc::tune

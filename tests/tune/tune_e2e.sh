@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tune_e2e.sh TMC SOURCE_DIR WORK_DIR - `tmc tune` end to end (see CMakeLists.txt).
+set -euo pipefail
+TMC="$1"
+SRC="$2"
+WORK="$3"
+SPEC="$SRC/tests/malformed/tuning/Inputs/tiny.tm"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Tune with a small budget (stderr is not a terminal: plain progress lines).
+"$TMC" tune "$SPEC" --db db.jsonl --budget 25s --threads 1 2> tune.log || { cat tune.log; fail "tmc tune failed"; }
+cat tune.log
+grep -q '^tune profile \[1/6\]' tune.log || fail "no profile progress lines"
+grep -q 'trials' tune.log || fail "no search progress lines"
+grep -q '^tmc: done after' tune.log || fail "no summary line"
+head -1 db.jsonl | grep -q '"format":"tmc-tuning-db"' || fail "no database header"
+entries=$(grep -c '"kernel"' db.jsonl)
+[[ $entries -ge 1 ]] || fail "no entries in the database"
+trials_before=$(/usr/bin/python3 -c "import json; print(sum(json.loads(l)['trials'] for l in open('db.jsonl') if '\"kernel\"' in l))")
+
+# --resume continues: trials add up, the entries are replaced, not duplicated.
+"$TMC" tune "$SPEC" --db db.jsonl --budget 15s --threads 1 --resume 2> resume.log || { cat resume.log; fail "tmc tune --resume failed"; }
+trials_after=$(/usr/bin/python3 -c "import json; print(sum(json.loads(l)['trials'] for l in open('db.jsonl') if '\"kernel\"' in l))")
+[[ $trials_after -gt $trials_before ]] || fail "--resume did not add trials ($trials_before -> $trials_after)"
+/usr/bin/python3 - <<'PY' || fail "duplicate entries after --resume"
+import json, collections
+keys = [json.loads(l)["kernel"] for l in open("db.jsonl") if '"kernel"' in l]
+assert all(n == 1 for n in collections.Counter(keys).values()), keys
+PY
+
+# Compile with the database (it says what it found) and check the compiled
+# kernels against the reference evaluator, value by value.
+"$TMC" init-weights "$SPEC" -o w.safetensors --seed 5
+"$TMC" verify "$SPEC" --weights w.safetensors --tokens 3,1,4,1,5,9,2,6 --tuning-db db.jsonl > verify.txt 2> verify.log || { cat verify.txt verify.log; fail "tmc verify --tuning-db"; }
+grep -q 'tuned schedules for [0-9]* of 6 kernels' verify.log || { cat verify.log; fail "compile did not say which kernels it found"; }
+grep -q 'within tolerance' verify.txt || fail "verify did not pass"
+
+# A database with a schedule unlike the default (AVX2 target, hand-written)
+# compiles to kernels that still match the reference.
+"$TMC" verify "$SPEC" --target x86-64-avx2 --weights w.safetensors --tokens 3,1,4,1,5,9,2,6 \
+  --tuning-db "$SRC/tests/malformed/tuning/Inputs/valid.jsonl" > verify2.txt 2> verify2.log || { cat verify2.txt verify2.log; fail "verify with a non-default schedule"; }
+grep -q 'tuned schedules for 1 of 6 kernels: linear_k32_n64_b_relu' verify2.log || fail "the non-default schedule was not used"
+
+# The executable itself runs with the tuned schedules.
+"$TMC" compile "$SPEC" --tuning-db db.jsonl -o model 2> compile.log
+./model --weights w.safetensors --tokens 3,1,4 --output out.npy > /dev/null
+[[ -s out.npy ]] || fail "no output from the tuned executable"
+
+# The report: a row per tuned kernel, totals, and the chart.
+"$TMC" tune "$SPEC" --db db.jsonl --report --svg chart.svg > report.txt
+cat report.txt
+grep -q 'default ms' report.txt || fail "no report table"
+grep -q 'kernel time per forward pass' report.txt || fail "no report totals"
+rows=$(grep -c '^linear_\|^attention_\|^embed_\|^add_layernorm_' report.txt)
+[[ $rows -eq $entries ]] || fail "report rows ($rows) != database entries ($entries)"
+grep -q '<svg' chart.svg && grep -q '<polyline' chart.svg || fail "no chart"
+echo "PASS"

@@ -1,0 +1,347 @@
+//===- TuneTest.cpp - Schedules as strings, the tuning database, the search space ===//
+
+#include "compiler/Schedule.h"
+#include "compiler/Target.h"
+#include "compiler/tune/Autoschedule.h"
+#include "compiler/tune/Measure.h"
+#include "compiler/tune/Search.h"
+#include "compiler/tune/TuningDb.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+using namespace tmc;
+using namespace tmc::tune;
+
+namespace {
+
+TargetInfo avx2() {
+  std::string error;
+  return *resolveTarget("x86-64-avx2", &error);
+}
+
+TargetInfo avx512() {
+  std::string error;
+  return *resolveTarget("x86-64-avx512", &error);
+}
+
+KernelDesc linear(int64_t k, int64_t n) {
+  KernelDesc d{KernelKind::Linear};
+  d.inWidth = k;
+  d.width = n;
+  d.hasBias = true;
+  d.activation = "none";
+  return d;
+}
+
+std::string tempPath(const char *name) {
+  return std::string(::testing::TempDir()) + "/" + name + "." + std::to_string(getpid());
+}
+
+TEST(Schedule, StrParsesBack) {
+  Schedule s = defaultSchedule(linear(768, 2304), avx512());
+  s.tileRows = 5;
+  s.kBlock = 256;
+  s.unrollK = 2;
+  s.parallelRows = true;
+  Schedule back;
+  std::string error;
+  ASSERT_TRUE(parseSchedule(s.str(), &back, &error)) << error;
+  EXPECT_EQ(back.str(), s.str());
+}
+
+TEST(Schedule, ParseErrorsNameTheKey) {
+  Schedule s;
+  std::string error;
+  EXPECT_FALSE(parseSchedule("tile_size=4", &s, &error));
+  EXPECT_NE(error.find("unknown schedule key 'tile_size'"), std::string::npos);
+  EXPECT_FALSE(parseSchedule("tile_rows=four", &s, &error));
+  EXPECT_NE(error.find("not an integer"), std::string::npos);
+  EXPECT_FALSE(parseSchedule("tile_rows=4x", &s, &error));
+  EXPECT_FALSE(parseSchedule("tile_rows=0", &s, &error));
+  EXPECT_NE(error.find("out of range [1, 64]"), std::string::npos);
+  EXPECT_FALSE(parseSchedule("tile_rows", &s, &error));
+  // A key left out keeps its value.
+  Schedule t;
+  t.queryTile = 48;
+  ASSERT_TRUE(parseSchedule("tile_rows=3", &t, &error));
+  EXPECT_EQ(t.tileRows, 3);
+  EXPECT_EQ(t.queryTile, 48);
+}
+
+TEST(Schedule, ValidityFollowsTheGemmLayout) {
+  KernelDesc k = linear(768, 768);
+  Schedule s = defaultSchedule(k, avx2());
+  std::string why;
+  EXPECT_TRUE(validSchedule(k, avx2(), s, &why)) << why;
+  s.tileCols = 20; // not a multiple of 8
+  EXPECT_FALSE(validSchedule(k, avx2(), s, &why));
+  s = defaultSchedule(k, avx2());
+  s.vectorWidth = 32; // past twice the AVX2 width
+  EXPECT_FALSE(validSchedule(k, avx2(), s, &why));
+}
+
+TEST(TuningDb, RoundTripAndSelection) {
+  KernelPlan plan;
+  plan.kernels = {linear(64, 128), linear(128, 64)};
+  TargetInfo target = avx2();
+  auto entryFor = [&](const KernelDesc &k, Schedule s, double ms) {
+    TuningEntry e;
+    e.kernel = k.name();
+    e.signature = kernelSignatureText(k);
+    e.target = target.halideTarget;
+    e.tmcVersion = tmcVersion();
+    e.schedule = s.str();
+    e.defaultSchedule = defaultSchedule(k, target).str();
+    e.defaultMs = 2;
+    e.bestMs = ms;
+    e.trials = 3;
+    e.history = {{1, 2.0}, {3, ms}};
+    return e;
+  };
+  Schedule tuned = defaultSchedule(plan.kernels[0], target);
+  tuned.tileRows = 2;
+  Schedule slower = tuned;
+  slower.tileRows = 3;
+  TuningDb db;
+  db.entries.push_back(entryFor(plan.kernels[0], slower, 1.5));
+  db.entries.push_back(entryFor(plan.kernels[0], tuned, 1.0)); // the faster one wins
+  TuningEntry foreign = entryFor(plan.kernels[1], tuned, 0.5);
+  foreign.target = "arm-64-linux";
+  db.entries.push_back(foreign);
+  TuningEntry stale = entryFor(plan.kernels[1], tuned, 0.5);
+  stale.tmcVersion = "0.0.0";
+  db.entries.push_back(stale);
+
+  std::string path = tempPath("db.jsonl"), error;
+  ASSERT_TRUE(saveTuningDb(path, db, &error)) << error;
+  TuningDb back;
+  ASSERT_TRUE(loadTuningDb(path, &back, &error)) << error;
+  ASSERT_EQ(back.entries.size(), 4u);
+  EXPECT_EQ(back.entries[1].history.size(), 2u);
+  EXPECT_EQ(back.entries[1].line, 3);
+
+  std::vector<std::string> warnings, found;
+  ScheduleTable table = selectSchedules(back, plan, target, &warnings, &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], plan.kernels[0].name());
+  EXPECT_EQ(table.at(scheduleKey(plan.kernels[0], target)).tileRows, 2);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("another target"), std::string::npos);
+  EXPECT_NE(warnings[1].find("stale: tuned with tmc 0.0.0"), std::string::npos);
+  EXPECT_EQ(scheduleFor(plan.kernels[1], target, table).str(),
+            defaultSchedule(plan.kernels[1], target).str());
+  std::remove(path.c_str());
+}
+
+TEST(TuningDb, MultiIsaVariantsTakeTheirOwnEntries) {
+  std::string error;
+  TargetInfo host = *resolveTarget("host", &error);
+  if (host.variants.size() < 2)
+    GTEST_SKIP() << "host is not a multi-ISA target here";
+  const TargetInfo &first = host.variants[0], &second = host.variants[1];
+  KernelPlan plan;
+  plan.kernels = {linear(64, 128)};
+  const KernelDesc &k = plan.kernels[0];
+  Schedule tuned = defaultSchedule(k, second);
+  tuned.tileRows = 2;
+  TuningEntry e;
+  e.kernel = k.name();
+  e.signature = kernelSignatureText(k);
+  e.target = second.halideTarget;
+  e.tmcVersion = tmcVersion();
+  e.schedule = tuned.str();
+  e.bestMs = 1;
+  TuningDb db;
+  db.entries.push_back(e);
+  std::vector<std::string> warnings, found;
+  ScheduleTable table = selectSchedules(db, plan, host, &warnings, &found);
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], k.name() + " (" + second.isaName() + ")");
+  EXPECT_EQ(scheduleFor(k, second, table).tileRows, 2);
+  EXPECT_EQ(scheduleFor(k, first, table).str(), defaultSchedule(k, first).str());
+}
+
+TEST(TuningDb, BadFilesAreErrors) {
+  std::string path = tempPath("bad.jsonl"), error;
+  TuningDb db;
+  std::ofstream(path) << "{\"format\":\"tmc-tuning-db\",\"schema\":1}\n{\"kernel\":";
+  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  EXPECT_NE(error.find(":2: corrupt tuning database"), std::string::npos) << error;
+  std::ofstream(path) << "hello\n";
+  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  EXPECT_NE(error.find("not a tmc tuning database"), std::string::npos) << error;
+  std::ofstream(path) << "";
+  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  std::remove(path.c_str());
+  EXPECT_TRUE(loadTuningDb(path, &db, &error, /*allowMissing=*/true));
+  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+}
+
+TEST(SearchSpace, SeedsAndMutationsAreValidCanonicalAndDistinct) {
+  for (TargetInfo target : {avx2(), avx512()}) {
+    for (KernelDesc k : {linear(768, 2304), linear(3072, 768), linear(32, 50)}) {
+      SearchSpace space(k, target);
+      std::set<std::string> seen;
+      std::string why;
+      for (const Schedule &s : space.seeds()) {
+        EXPECT_TRUE(space.valid(s, &why)) << s.str() << ": " << why;
+        EXPECT_EQ(space.canonical(s).str(), s.str());
+        EXPECT_TRUE(seen.insert(s.str()).second) << "duplicate seed " << s.str();
+      }
+      EXPECT_EQ(space.seeds().front().str(), defaultSchedule(k, target).str());
+      std::mt19937 rng(3);
+      Schedule s = space.defaults();
+      for (int i = 0; i < 500; ++i) {
+        s = space.mutate(s, rng);
+        ASSERT_TRUE(space.valid(s, &why)) << s.str() << ": " << why;
+      }
+    }
+  }
+}
+
+TEST(SearchSpace, RegisterPressureIsRejected) {
+  KernelDesc k = linear(768, 768);
+  SearchSpace space(k, avx2());
+  Schedule s = space.defaults();
+  s.tileCols = 6 * s.vectorWidth;
+  s.tileRows = 8; // 48 accumulators in 16 registers
+  std::string why;
+  EXPECT_FALSE(space.valid(s, &why));
+  EXPECT_NE(why.find("registers"), std::string::npos);
+}
+
+TEST(Autoschedule, TileSizesAreReadFromTheOutputFunc) {
+  // As Halide 14's Adams2019 printed it for linear_k256_n256 (AVX2).
+  std::string adams = R"S(
+Func linear = pipeline.get_func(5);
+Func acc = pipeline.get_func(4);
+Var n(linear.get_schedule().dims()[0].var);
+Var ni("ni");
+Var nii("nii");
+Var t(linear.get_schedule().dims()[1].var);
+RVar r_x(acc.update(0).get_schedule().dims()[0].var);
+RVar r_xi("r$xi");
+linear
+    .split(n, n, ni, 64, TailStrategy::ShiftInwards)
+    .split(t, t, ti, 32, TailStrategy::ShiftInwards)
+    .split(ti, ti, tii, 4, TailStrategy::ShiftInwards)
+    .split(ni, ni, nii, 8, TailStrategy::ShiftInwards)
+    .vectorize(nii)
+    .compute_root()
+    .reorder({nii, ni, tii, ti, n, t})
+    .fuse(n, t, n)
+    .parallel(n);
+acc.update(0)
+    .split(r_x, r_x, r_xi, 64, TailStrategy::GuardWithIf)
+    .split(j, j, ji, 8, TailStrategy::GuardWithIf)
+    .vectorize(ji);
+)S";
+  KernelDesc k = linear(256, 256);
+  Schedule base = defaultSchedule(k, avx2());
+  Schedule s = seedFromSource(k, avx2(), "linear", adams, base);
+  EXPECT_EQ(s.vectorWidth, 8);
+  EXPECT_EQ(s.tileRows, 4);   // the innermost token split
+  EXPECT_EQ(s.tileCols, 48);  // 64 features, at most 6 vectors
+  EXPECT_EQ(s.kBlock, 64);
+
+  // Mullapudi2016: declarations first, then a block per Func.
+  std::string mullapudi = R"S(
+Var t_vi("t_vi");
+Func acc = pipeline.get_func(4);
+Func linear = pipeline.get_func(5);
+{
+    Var j = acc.args()[0];
+    acc
+        .compute_root()
+        .split(j, j_vo, j_vi, 8)
+        .vectorize(j_vi);
+}
+{
+    Var n = linear.args()[0];
+    Var t = linear.args()[1];
+    linear
+        .compute_root()
+        .reorder(t, n)
+        .split(t, t_vo, t_vi, 8)
+        .vectorize(t_vi)
+        .parallel(n);
+}
+)S";
+  s = seedFromSource(k, avx2(), "linear", mullapudi, base);
+  EXPECT_EQ(s.vectorWidth, 8);
+  EXPECT_EQ(s.tileRows, 8);
+  EXPECT_EQ(s.tileCols, 8);
+  EXPECT_EQ(s.kBlock, 0);
+
+  // Li2018: no spaces, fused loops.
+  std::string li = R"S(
+linear.compute_root()
+    .split(n,v1,v2,16,ShiftInwards)
+    .fuse(v1,t,v1)
+    .reorder(v2,v1)
+    .parallel(v1,264,ShiftInwards)
+    .vectorize(v2)
+;
+)S";
+  s = seedFromSource(k, avx512(), "linear", li, defaultSchedule(k, avx512()));
+  EXPECT_EQ(s.vectorWidth, 16);
+  EXPECT_EQ(s.tileCols, 16);
+}
+
+TEST(Measure, ACrashOrHangCostsOnlyTheChild) {
+  std::string errorFile = tempPath("child.error"), error;
+  EXPECT_TRUE(runInChild([](std::string *) { return true; }, 10, errorFile, &error));
+  EXPECT_FALSE(runInChild(
+      [](std::string *) {
+        std::raise(SIGSEGV);
+        return true;
+      },
+      10, errorFile, &error));
+  EXPECT_NE(error.find("crashed"), std::string::npos) << error;
+  EXPECT_FALSE(runInChild(
+      [](std::string *) {
+        for (;;)
+          pause();
+        return true;
+      },
+      1, errorFile, &error));
+  EXPECT_NE(error.find("timed out"), std::string::npos) << error;
+  EXPECT_FALSE(runInChild(
+      [](std::string *message) {
+        *message = "no such schedule";
+        return false;
+      },
+      10, errorFile, &error));
+  EXPECT_EQ(error, "no such schedule");
+  std::remove(errorFile.c_str());
+}
+
+} // namespace
+
+namespace {
+
+TEST(Autoschedule, EverySchedulerGivesASeedOrSaysWhyNot) {
+  KernelDesc k = linear(256, 256);
+  TargetInfo target = avx2();
+  std::string dir = tempPath("autoschedule");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::vector<AutoschedulerSeed> seeds = autoschedulerSeeds(k, target, dir, 2, 60);
+  ASSERT_EQ(seeds.size(), 3u);
+  for (const AutoschedulerSeed &seed : seeds) {
+    // Debian's Halide 14 ships all three plugins (scripts/setup.sh).
+    EXPECT_TRUE(seed.ok) << seed.scheduler << ": " << seed.error;
+    std::string why;
+    EXPECT_TRUE(validSchedule(k, target, seed.schedule, &why))
+        << seed.scheduler << ": " << seed.schedule.str() << ": " << why;
+  }
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+} // namespace
