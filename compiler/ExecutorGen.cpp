@@ -16,211 +16,6 @@ namespace tmc {
 
 namespace {
 
-/// The fixed part of every executor: buffer views and error capture.
-constexpr const char *kPrelude = R"cpp(#include "runtime/tmr_abi.h"
-
-#include "HalideRuntime.h"
-#if TMR_GPU
-#include "HalideRuntimeCuda.h"
-
-#include <dlfcn.h>
-#endif
-
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <initializer_list>
-#include <new>
-#include <vector>
-
-namespace {
-
-/// Opt-in per-kernel timing: TMR_PROFILE=FILE (or "-" for stderr) makes every
-/// kernel call time itself and the totals go to FILE as JSON at exit. Unset,
-/// a call costs one predictable branch on this flag.
-const char *const profilePath = std::getenv("TMR_PROFILE");
-const bool profiling = profilePath && profilePath[0];
-
-/// Time spent in one call site, per phase: 0 a prompt run (T > 1), 1 a
-/// decoding step (T == 1), 2 the encoder-decoder's encode phase.
-struct ProfileSlot {
-  const char *kernel, *op, *site;
-  double ms[3];
-  long long calls[3];
-};
-
-struct ProfileTimer {
-  ProfileSlot *slot = nullptr;
-  int phase = 0;
-  std::chrono::steady_clock::time_point start;
-  ProfileTimer(ProfileSlot &s, int p) {
-    if (profiling) {
-      slot = &s;
-      phase = p;
-      start = std::chrono::steady_clock::now();
-    }
-  }
-  ~ProfileTimer() {
-    if (slot) {
-      slot->ms[phase] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      ++slot->calls[phase];
-    }
-  }
-};
-
-void writeJsonString(std::FILE *out, const char *text) {
-  std::fputc('"', out);
-  for (; *text; ++text) {
-    if (*text == '"' || *text == '\\')
-      std::fputc('\\', out);
-    std::fputc(*text, out);
-  }
-  std::fputc('"', out);
-}
-
-void writeProfile(const ProfileSlot *slots, int count) {
-  std::FILE *out = std::strcmp(profilePath, "-") == 0 ? stderr : std::fopen(profilePath, "w");
-  if (!out) {
-    std::fprintf(stderr, "warning: TMR_PROFILE: cannot write %s\n", profilePath);
-    return;
-  }
-  static const char *const phases[] = {"prompt", "step", "encode"};
-  std::fprintf(out, "[");
-  bool first = true;
-  for (int i = 0; i < count; ++i)
-    for (int p = 0; p < 3; ++p) {
-      if (!slots[i].calls[p])
-        continue;
-      std::fprintf(out, "%s\n  {\"call\": %d, \"kernel\": ", first ? "" : ",", i);
-      writeJsonString(out, slots[i].kernel);
-      std::fprintf(out, ", \"op\": ");
-      writeJsonString(out, slots[i].op);
-      std::fprintf(out, ", \"site\": ");
-      writeJsonString(out, slots[i].site);
-      std::fprintf(out, ", \"phase\": \"%s\", \"calls\": %lld, \"ms\": %.6f}", phases[p],
-                   slots[i].calls[p], slots[i].ms[p]);
-      first = false;
-    }
-  std::fprintf(out, "\n]\n");
-  if (out != stderr)
-    std::fclose(out);
-}
-
-/// A dense halide_buffer_t over memory the executor owns; extents innermost first.
-struct View {
-  halide_buffer_t buffer{};
-  halide_dimension_t dims[4]{};
-  View(const void *data, halide_type_code_t code, std::initializer_list<int32_t> extents) {
-    int32_t stride = 1, i = 0;
-    for (int32_t extent : extents) {
-      dims[i] = halide_dimension_t(0, extent, stride);
-      stride *= extent;
-      ++i;
-    }
-    buffer.host = static_cast<uint8_t *>(const_cast<void *>(data));
-    buffer.type = halide_type_t(code, 32, 1);
-    buffer.dimensions = i;
-    buffer.dim = dims;
-  }
-  halide_buffer_t *get() { return &buffer; }
-#if TMR_GPU
-  View(const View &) = delete;
-  View &operator=(const View &) = delete;
-  /// Marks memory the host wrote: Halide copies it to the GPU before a kernel reads it.
-  halide_buffer_t *input() {
-    buffer.set_host_dirty(true);
-    return &buffer;
-  }
-  ~View() {
-    if (buffer.device)
-      halide_device_free(nullptr, &buffer);
-  }
-#endif
-};
-
-/// An owned array on a TMR_BUFFER_ALIGNMENT boundary.
-template <typename T> struct Aligned {
-  T *data = nullptr;
-  bool allocate(size_t count) {
-    data = static_cast<T *>(::operator new(std::max<size_t>(count, 1) * sizeof(T),
-                                           std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow));
-    return data != nullptr;
-  }
-  ~Aligned() {
-    if (data)
-      ::operator delete(data, std::align_val_t(TMR_BUFFER_ALIGNMENT));
-  }
-};
-
-bool aligned(const void *pointer) {
-  return reinterpret_cast<uintptr_t>(pointer) % TMR_BUFFER_ALIGNMENT == 0;
-}
-
-int kernelFailed(char *err, size_t errLen, const char *call, int code) {
-  // A missing GPU is not the kernel's fault: its message stands alone.
-  const char *message = tmr_halide_error_message();
-  if (std::strstr(message, "this executable was compiled for CUDA"))
-    std::snprintf(err, errLen, "%s", message);
-  else
-    std::snprintf(err, errLen, "kernel %s failed (Halide error %d): %s", call, code,
-                  message[0] ? message : "no message");
-  return 1;
-}
-
-#if TMR_GPU
-/// After a kernel call: its output back to the host (activations live in
-/// host memory between calls), every per-call device copy freed into
-/// Halide's allocation cache (halide_reuse_device_allocations).
-int deviceDone(std::initializer_list<View *> views) {
-  for (View *view : views) {
-    if (view->buffer.device_dirty())
-      if (int rc = halide_copy_to_host(nullptr, view->get()))
-        return rc;
-    if (view->buffer.device)
-      if (int rc = halide_device_free(nullptr, view->get()))
-        return rc;
-  }
-  return 0;
-}
-
-/// The weights on the GPU, uploaded once by prepare(): the packed block on
-/// the host and one persistent view (host + device copy) per weight a kernel
-/// reads raw and per packed weight. Kernels never write them, so Halide
-/// never copies them again.
-struct DeviceWeights {
-  Aligned<float> block;
-  std::vector<View *> raw, packed;
-  ~DeviceWeights() {
-    for (View *view : raw)
-      delete view;
-    for (View *view : packed)
-      delete view;
-  }
-};
-
-int upload(View *view) {
-  if (!view)
-    return halide_error_code_out_of_memory;
-  return halide_copy_to_device(nullptr, view->input(), halide_cuda_device_interface());
-}
-#endif
-
-)cpp";
-
-std::string quote(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 const char *dtypeEnum(DType dtype) {
   switch (dtype) {
@@ -353,11 +148,11 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   os << "// Generated by tmc from " << options.sourceName << ": the executor of model '"
      << spec.name << "'.\n// " << plan.kernels.size() << " kernels, " << plan.calls.size()
      << " calls. Do not edit; change the spec and recompile.\n"
-     << "#define TMR_GPU " << (gpu ? 1 : 0) << "\n" << kPrelude;
+     << "#define TMR_GPU " << (gpu ? 1 : 0) << "\n" << executorPrelude();
 
   os << "const tmr_tensor_desc kTensors[] = {\n";
   for (const TensorSpec &tensor : manifest) {
-    os << "  {" << quote(tensor.name) << ", " << tensor.shape.size() << ", {";
+    os << "  {" << cxxStringLiteral(tensor.name) << ", " << tensor.shape.size() << ", {";
     llvm::interleaveComma(tensor.shape, os);
     os << "}, " << dtypeEnum(tensor.dtype) << "},\n";
   }
@@ -449,12 +244,12 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
           os << "a" << a << ".get()";
       }
       os << "))\n        return kernelFailed(err, errLen, "
-         << quote(call.opName + " (" + call.location + ")") << ", rc);\n";
+         << cxxStringLiteral(call.opName + " (" + call.location + ")") << ", rc);\n";
       if (gpu) {
         os << "      if (int rc = deviceDone({";
         llvm::interleaveComma(perCall, os);
         os << "}))\n        return kernelFailed(err, errLen, "
-           << quote(call.opName + " (" + call.location + ")") << ", rc);\n";
+           << cxxStringLiteral(call.opName + " (" + call.location + ")") << ", rc);\n";
       }
       if (options.trace) {
         // Rows are the outermost extent; a row is everything inside it.
@@ -501,9 +296,9 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   os << "bool selected = " << (suffix.empty() ? "true" : "false") << ";\n\n";
   os << "ProfileSlot profileSlots[] = {\n";
   for (const KernelCall &call : plan.calls)
-    os << "  {" << quote(call.kind == KernelCall::Kind::CacheAppend ? "cache_append"
+    os << "  {" << cxxStringLiteral(call.kind == KernelCall::Kind::CacheAppend ? "cache_append"
                                                                     : plan.kernels[call.kernel].name())
-       << ", " << quote(call.opName) << ", " << quote(call.location) << ", {}, {}},\n";
+       << ", " << cxxStringLiteral(call.opName) << ", " << cxxStringLiteral(call.location) << ", {}, {}},\n";
   if (plan.calls.empty())
     os << "  {\"\", \"\", \"\", {}, {}},\n";
   os << "};\n\n"
@@ -635,7 +430,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
          << "});\n"
          << "    if (int rc = tmk_pack_" << kernel.name() << suffix << "(w.get(), p.get())) {\n"
          << "      delete block;\n"
-         << "      return kernelFailed(err, errLen, " << quote("pack of " + manifest[pack.weight].name)
+         << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + manifest[pack.weight].name)
          << ", rc);\n    }\n";
       // The raw weight may go once its last pack is made; one that another
       // kernel reads (a table lookup) only as far as it can be read back.
@@ -663,7 +458,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
         os << "});\n"
            << "  if (int rc = upload(" << slot << ")) {\n"
            << "    delete block;\n"
-           << "    return kernelFailed(err, errLen, " << quote("upload of " + what) << ", rc);\n"
+           << "    return kernelFailed(err, errLen, " << cxxStringLiteral("upload of " + what) << ", rc);\n"
            << "  }\n";
       };
       for (size_t i = 0; i < rawViews.size(); ++i)
@@ -681,7 +476,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
        << " *>(prepared); }\n\n";
   }
   os << "const tmr_model_desc kModel = {\n"
-     << "  TMR_ABI_VERSION, " << quote(spec.name) << ", \"" << outputKind(spec) << "\", "
+     << "  TMR_ABI_VERSION, " << cxxStringLiteral(spec.name) << ", \"" << outputKind(spec) << "\", "
      << spec.vocab << ", " << spec.maxSeq << ", " << plan.outputWidth << ", "
      << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ", "
      << (plan.hasEncode ? 1 : 0) << ",\n"
@@ -693,127 +488,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << "  selected = true;\n  return &kModel;\n}\n";
   if (suffix.empty())
     os << "\nextern \"C\" const char *tmr_compiled_isa(void) { return "
-       << quote(options.target.isaName()) << "; }\n";
-  return text;
-}
-
-namespace {
-
-/// The CPU features a variant's Halide target assumes, as
-/// __builtin_cpu_supports names them (GCC and Clang both know these; F16C,
-/// which neither spells alike, comes with every AVX2 CPU).
-std::vector<const char *> requiredCpuFeatures(Isa isa) {
-  switch (isa) {
-  case Isa::AVX512:
-    return {"avx", "avx2", "fma", "sse4.1", "avx512f", "avx512cd", "avx512bw", "avx512dq",
-            "avx512vl"};
-  case Isa::AVX2: return {"avx", "avx2", "fma", "sse4.1"};
-  case Isa::NEON: return {};
-  }
-  return {};
-}
-
-} // namespace
-
-std::string generateDispatcher(const TargetInfo &target) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  std::string carried;
-  for (const TargetInfo &variant : target.variants)
-    carried += (carried.empty() ? "" : ", ") + std::string(variant.isaName());
-  os << "// Generated by tmc: picks one of the executable's ISA variants (" << carried
-     << ")\n// at the first call. Do not edit.\n"
-     << "#include \"runtime/tmr_abi.h\"\n\n#include <cstdio>\n#include <cstdlib>\n"
-     << "#include <cstring>\n\nextern \"C\" {\n";
-  for (const TargetInfo &variant : target.variants)
-    os << "const tmr_model_desc *tmr_compiled_model_" << variant.isaName() << "(void);\n";
-  os << "}\n\nnamespace {\n\n"
-     << "struct Variant {\n  const char *isa;\n  const tmr_model_desc *(*model)(void);\n"
-     << "  bool (*supported)(void);\n};\n\n";
-  for (const TargetInfo &variant : target.variants) {
-    os << "bool supports_" << variant.isaName() << "(void) {\n  __builtin_cpu_init();\n"
-       << "  return true";
-    for (const char *feature : requiredCpuFeatures(variant.isa))
-      os << " &&\n         __builtin_cpu_supports(\"" << feature << "\")";
-    os << ";\n}\n\n";
-  }
-  os << "const Variant kVariants[] = {\n";
-  for (const TargetInfo &variant : target.variants)
-    os << "  {\"" << variant.isaName() << "\", tmr_compiled_model_" << variant.isaName()
-       << ", supports_" << variant.isaName() << "},\n";
-  os << "};\n\n"
-     << "/// The first variant this CPU runs, or the one TMC_ISA names; null (after a\n"
-     << "/// message) when none can run.\n"
-     << "const Variant *pick() {\n"
-     << "  const char *forced = std::getenv(\"TMC_ISA\");\n"
-     << "  for (const Variant &variant : kVariants) {\n"
-     << "    if (forced && *forced && std::strcmp(forced, variant.isa) != 0)\n"
-     << "      continue;\n"
-     << "    if (variant.supported())\n"
-     << "      return &variant;\n"
-     << "    if (forced && *forced) {\n"
-     << "      std::fprintf(stderr, \"error: TMC_ISA=%s: this CPU cannot run the %s variant\\n\", "
-        "forced, variant.isa);\n"
-     << "      return nullptr;\n    }\n  }\n"
-     << "  if (forced && *forced)\n"
-     << "    std::fprintf(stderr, \"error: TMC_ISA=%s: no such variant in this executable "
-        "(it carries "
-     << carried << ")\\n\", forced);\n"
-     << "  else\n"
-     << "    std::fprintf(stderr, \"error: this CPU supports none of this executable's "
-        "instruction sets (" << carried << "); recompile for it with tmc --target\\n\");\n"
-     << "  return nullptr;\n}\n\n"
-     << "const Variant *chosen() {\n  static const Variant *variant = pick();\n"
-     << "  return variant;\n}\n\n} // namespace\n\n"
-     << "extern \"C\" const tmr_model_desc *tmr_compiled_model(void) {\n"
-     << "  const Variant *variant = chosen();\n"
-     << "  return variant ? variant->model() : nullptr;\n}\n\n"
-     << "extern \"C\" const char *tmr_compiled_isa(void) {\n"
-     << "  const Variant *variant = chosen();\n"
-     << "  return variant ? variant->isa : \"none\";\n}\n";
-  return text;
-}
-
-std::string generateLibraryHeader(const KernelPlan &plan, const ModelSpec &spec,
-                                  const std::string &libraryName,
-                                  const std::string &runtimeHeader,
-                                  const ExecutorOptions &options) {
-  std::string prefix;
-  for (char c : libraryName)
-    prefix += std::isalnum(static_cast<unsigned char>(c))
-                  ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                  : '_';
-  if (prefix.empty() || std::isdigit(static_cast<unsigned char>(prefix[0])))
-    prefix = "M_" + prefix;
-  const char *kind = plan.hasEncode           ? "TMR_MODEL_ENCODER_DECODER"
-                     : plan.cacheFloats > 0   ? "TMR_MODEL_DECODER"
-                                              : "TMR_MODEL_ENCODER";
-  const char *output = spec.output == OutputKind::LMHead       ? "TMR_OUTPUT_LOGITS"
-                       : spec.output == OutputKind::Classifier ? "TMR_OUTPUT_CLASSES"
-                                                               : "TMR_OUTPUT_HIDDEN";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "/* " << libraryName << ".h - generated by tmc from " << options.sourceName
-     << ": the C API of model '" << spec.name << "'.\n"
-     << " *\n"
-     << " * Link:  cc main.c -I. lib" << libraryName << ".a -lstdc++ -lm -lpthread -ldl\n"
-     << " * Open its weights with tmr_model_open(); `tmc manifest` lists the tensors.\n"
-     << " * Do not edit; change the spec and recompile. */\n"
-     << "#ifndef " << prefix << "_H\n#define " << prefix << "_H\n\n"
-     << runtimeHeader << "\n"
-     << "/* The compiled model's sizes, as tmr_model_get_info() reports them. */\n"
-     << "#define " << prefix << "_NAME " << quote(spec.name) << "\n"
-     << "#define " << prefix << "_KIND " << kind << "\n"
-     << "#define " << prefix << "_OUTPUT_KIND " << output << "\n"
-     << "#define " << prefix << "_VOCAB " << spec.vocab << "\n"
-     << "#define " << prefix << "_MAX_SEQ " << spec.maxSeq << "\n"
-     << "#define " << prefix << "_D_MODEL " << spec.dModel << "\n"
-     << "#define " << prefix << "_OUTPUT_WIDTH " << plan.outputWidth
-     << " /* floats per output row */\n"
-     << "#define " << prefix << "_OUTPUT_ROWS " << plan.outputRows
-     << " /* 0: one row per input token */\n"
-     << "#define " << prefix << "_SEGMENTS " << spec.segments << "\n\n"
-     << "#endif /* " << prefix << "_H */\n";
+       << cxxStringLiteral(options.target.isaName()) << "; }\n";
   return text;
 }
 

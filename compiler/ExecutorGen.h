@@ -29,6 +29,12 @@ struct ExecutorOptions {
   std::string variantSuffix;
 };
 
+/// The fixed text every executor starts with (ExecutorPrelude.cpp).
+const char *executorPrelude();
+
+/// `text` as a C++ string literal, quotes and backslashes escaped.
+std::string cxxStringLiteral(const std::string &text);
+
 /// C++ source of the executor. Kernel i is called as
 /// `tmk_<kernels[i].name()><options.variantSuffix>`.
 std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
