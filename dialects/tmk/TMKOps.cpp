@@ -189,7 +189,7 @@ bool KernelOp::mayOverwriteInput(unsigned index) {
   // The GEMM adds residual(t, n) as it stores out(t, n); its input rows are
   // read again for every panel of outputs.
   case KernelKind::linear:
-    return getResidual() && index == 2 + getBias();
+    return getResidual() && index == (getBias() ? 3u : 2u);
   // Rope reads each feature's partner; attention, pooling and projections
   // read other rows. Positions and segments would qualify, but their vector
   // tail is shifted inwards (they are rare: fused into the embedding).
@@ -222,12 +222,12 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("passes ") << getArgs().size() << " arguments; kernel @"
                                   << getKernel() << " takes " << kernel.getNumInputs();
   int64_t width = dimOf(getResult().getType(), 1);
-  if (!ShapedType::isDynamic(width) && width != kernel.getWidth())
+  if (!ShapedType::isDynamic(width) && width != static_cast<int64_t>(kernel.getWidth()))
     return emitOpError("result has width ") << width << "; kernel @" << getKernel()
                                             << " writes " << kernel.getWidth();
   if (kernel.getKind() == KernelKind::linear) {
     int64_t in = dimOf(getArgs()[0].getType(), 1);
-    if (!ShapedType::isDynamic(in) && in != *kernel.getInWidth())
+    if (!ShapedType::isDynamic(in) && in != static_cast<int64_t>(*kernel.getInWidth()))
       return emitOpError("input has width ") << in << "; kernel @" << getKernel()
                                              << " reads " << *kernel.getInWidth();
   }
