@@ -1,7 +1,7 @@
 //===- TuneCommand.cpp - `tmc tune` ----------------------------------------===//
 //
 // tmc tune MODEL.tm --db FILE [--target T] [--budget 10m] [--resume]
-//          [--threads N] [--tokens T] [--timeout S] [--seed N]
+//          [--threads N] [--tokens T] [--timeout S] [--seed N] [--max-trials N]
 // tmc tune MODEL.tm --db FILE --report [--svg FILE]
 //
 //===----------------------------------------------------------------------===//
@@ -42,7 +42,7 @@ bool parseDuration(const std::string &text, double *seconds) {
 
 int tuneCommand(int argc, char **argv) {
   releaseGlobalOptions({"target", "db", "budget", "resume", "threads", "tokens", "timeout", "seed",
-                        "report", "svg"});
+                        "max-trials", "report", "svg"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> db("db", cl::Required,
@@ -67,6 +67,10 @@ int tuneCommand(int argc, char **argv) {
                           cl::init(20), cl::cat(toolOptions));
   cl::opt<unsigned> seed("seed", cl::desc("Seed of the search (default 1)"), cl::init(1),
                          cl::cat(toolOptions));
+  cl::opt<int> maxTrials("max-trials",
+                         cl::desc("Candidates measured per kernel in this run (default 0: as "
+                                  "many as the budget allows)"),
+                         cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
   cl::opt<bool> report("report", cl::desc("Print the database's table for this model and write "
                                           "the chart; tunes nothing"),
                        cl::cat(toolOptions));
@@ -106,6 +110,10 @@ int tuneCommand(int argc, char **argv) {
     errs() << "tmc: error: --timeout: " << timeout << " is out of range [1, 3600] seconds\n";
     return kExitUsage;
   }
+  if (maxTrials < 0 || maxTrials > 1000000) {
+    errs() << "tmc: error: --max-trials: " << maxTrials << " is out of range [0, 1000000]\n";
+    return kExitUsage;
+  }
   if (!svg.empty() && !report) {
     errs() << "tmc: error: --svg is only meaningful with --report\n";
     return kExitUsage;
@@ -119,6 +127,7 @@ int tuneCommand(int argc, char **argv) {
   options.tokens = tokens;
   options.timeoutSeconds = timeout;
   options.seed = seed;
+  options.maxTrials = maxTrials;
   return report ? tune::runReport(options) : tune::runTune(options);
 }
 

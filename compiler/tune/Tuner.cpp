@@ -374,7 +374,9 @@ void Tuner::search(Job &job, double seconds) {
   double timeout = std::max(options.timeoutSeconds, 50 * job.defaultMs / 1e3 + 5);
   int duplicates = 0;
   progress.update(status(job, index));
-  while (Clock::now() < deadline && !over()) {
+  int trialsThisRun = 0;
+  while (Clock::now() < deadline && !over() &&
+         (options.maxTrials == 0 || trialsThisRun < options.maxTrials)) {
     Schedule candidate;
     std::string origin = "evolution";
     if (!queue.empty()) {
@@ -406,6 +408,7 @@ void Tuner::search(Job &job, double seconds) {
     if (stopRequested())
       break;
     job.entry.trials += 1;
+    trialsThisRun += 1;
     // Prefill is what is tuned, but a decoding step (T = 1) must not pay
     // for it: 10% (plus timer noise) slower there and the candidate is out.
     if (m.ok && m.decodeMs > 1.1 * job.defaultDecodeMs + 5e-4) {

@@ -15,6 +15,10 @@ struct TuneOptions {
   int tokens = 128;         ///< T of the prefill measurement (capped at max_seq)
   double timeoutSeconds = 20; ///< per candidate run
   unsigned seed = 1;
+  /// --max-trials: candidates measured per kernel in this run (0: as many as
+  /// the budget allows). Bounds a run by work instead of time, so that a
+  /// test's outcome does not depend on the machine's speed.
+  int maxTrials = 0;
   std::string svg;          ///< --report: the chart's path (default: DB.svg)
 };
 
