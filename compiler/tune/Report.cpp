@@ -10,6 +10,7 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
+#include "compiler/tune/Format.h"
 #include "compiler/tune/Tuner.h"
 #include "compiler/tune/TuningDb.h"
 
@@ -25,19 +26,6 @@
 namespace tmc::tune {
 
 namespace {
-
-/// Milliseconds with 4 significant digits (kernels run from microseconds to seconds).
-std::string ms(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 std::string escape(const std::string &text) {
   std::string out;

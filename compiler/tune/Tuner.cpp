@@ -20,6 +20,7 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/tune/Autoschedule.h"
+#include "compiler/tune/Format.h"
 #include "compiler/tune/Measure.h"
 #include "compiler/tune/Search.h"
 #include "compiler/tune/TuningDb.h"
@@ -52,19 +53,6 @@ std::string clock(double seconds) {
   int s = static_cast<int>(std::max(0.0, seconds) + 0.5);
   char text[32];
   std::snprintf(text, sizeof text, "%d:%02d", s / 60, s % 60);
-  return text;
-}
-
-/// Milliseconds with 4 significant digits (kernels run from microseconds to seconds).
-std::string ms(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
   return text;
 }
 
