@@ -18,6 +18,8 @@
 #include "compiler/halide/Lowering.h"
 #include "frontend/Masks.h"
 
+#include "tests/unit/kernels/ParamFinder.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,23 +30,7 @@ using namespace tmc;
 
 namespace {
 
-/// Every Parameter (buffers and scalars) the pipeline reads, by name.
-class ParamFinder : public Halide::Internal::IRGraphVisitor {
-public:
-  std::map<std::string, Halide::Internal::Parameter> params;
-
-private:
-  using IRGraphVisitor::visit;
-  void visit(const Halide::Internal::Call *op) override {
-    if (op->param.defined())
-      params[op->param.name()] = op->param;
-    IRGraphVisitor::visit(op);
-  }
-  void visit(const Halide::Internal::Variable *op) override {
-    if (op->param.defined())
-      params[op->param.name()] = op->param;
-  }
-};
+using test::ParamFinder;
 
 struct MaskCase {
   const char *name;

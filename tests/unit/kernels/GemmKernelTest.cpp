@@ -13,6 +13,8 @@
 #include "compiler/Target.h"
 #include "compiler/halide/Lowering.h"
 
+#include "tests/unit/kernels/ParamFinder.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,20 +25,7 @@ using namespace tmc;
 
 namespace {
 
-/// The Parameters (inputs) a pipeline reads, by name: LoweredKernel carries
-/// only their Arguments, and JIT realization needs the Parameter objects.
-class ParamFinder : public Halide::Internal::IRGraphVisitor {
-public:
-  std::map<std::string, Halide::Internal::Parameter> params;
-
-private:
-  using IRGraphVisitor::visit;
-  void visit(const Halide::Internal::Call *op) override {
-    if (op->param.defined())
-      params[op->param.name()] = op->param;
-    IRGraphVisitor::visit(op);
-  }
-};
+using test::ParamFinder;
 
 std::map<std::string, Halide::Internal::Parameter> findParams(const Halide::Func &out) {
   ParamFinder finder;
