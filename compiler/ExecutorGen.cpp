@@ -2,6 +2,7 @@
 
 #include "compiler/ExecutorGen.h"
 
+#include "compiler/PreparedWeights.h"
 #include "compiler/Schedule.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -26,7 +27,12 @@ const char *dtypeEnum(DType dtype) {
   return "TMR_F32";
 }
 
-std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
+bool isWeight(const Slot &slot) {
+  return slot.kind == Slot::Kind::Weight || slot.kind == Slot::Kind::Joined;
+}
+
+std::string slotPointer(const Slot &slot, const KernelPlan &plan,
+                        const PreparedWeights &prepared) {
   switch (slot.kind) {
   case Slot::Kind::Tokens: return "tokens";
   case Slot::Kind::Offset: return "P";
@@ -34,7 +40,12 @@ std::string slotPointer(const Slot &slot, const KernelPlan &plan) {
   case Slot::Kind::Length: return "L";
   case Slot::Kind::SourceLength: return "SL";
   case Slot::Kind::Weight: return llvm::formatv("args->weights[{0}]", slot.index).str();
-  case Slot::Kind::Arena: return llvm::formatv("arena + {0} * T", slot.index).str();
+  case Slot::Kind::Joined:
+    return llvm::formatv("packed + {0}", prepared.joinedOffset[slot.index]).str();
+  case Slot::Kind::Arena:
+    if (slot.column)
+      return llvm::formatv("arena + {0} * T + {1}", slot.index, slot.column).str();
+    return llvm::formatv("arena + {0} * T", slot.index).str();
   case Slot::Kind::Output: return "output";
   case Slot::Kind::Cache:
     return llvm::formatv("args->cache + {0}", plan.caches[slot.index].offset).str();
@@ -61,37 +72,6 @@ const char *outputKind(const ModelSpec &spec) {
   return "hidden";
 }
 
-/// One linear weight as its GEMM reads it: packed by `tmk_pack_<kernel>` at
-/// load (LowerPack.cpp's contract), at `offset` floats in the prepared block.
-struct PackedWeight {
-  size_t kernel;
-  int64_t weight; ///< manifest index
-  GemmLayout layout;
-  int64_t offset;
-  int64_t floats() const { return layout.panelWidth * layout.K * layout.panels; }
-};
-
-std::vector<PackedWeight> planPacking(const KernelPlan &plan, const TargetInfo &target) {
-  std::vector<PackedWeight> packs;
-  std::map<std::pair<size_t, int64_t>, size_t> seen;
-  int64_t offset = 0;
-  for (const KernelCall &call : plan.calls) {
-    if (call.kind != KernelCall::Kind::Kernel ||
-        plan.kernels[call.kernel].kind != KernelKind::Linear)
-      continue;
-    int64_t weight = call.args[1].slot.index;
-    if (!seen.try_emplace({call.kernel, weight}, packs.size()).second)
-      continue;
-    const KernelDesc &kernel = plan.kernels[call.kernel];
-    PackedWeight pack{call.kernel, weight,
-                      gemmLayout(kernel, scheduleFor(kernel, target, plan.schedules)), offset};
-    // Each pack starts on an alignment boundary.
-    offset += (pack.floats() + 31) / 32 * 32;
-    packs.push_back(pack);
-  }
-  return packs;
-}
-
 } // namespace
 
 std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
@@ -99,45 +79,32 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
                              const ExecutorOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  std::vector<PackedWeight> packs = planPacking(plan, options.target);
+  PreparedWeights prepared = planPreparedWeights(plan, options.target);
   const std::string &suffix = options.variantSuffix;
-  // Weights some kernel reads as they are, not (only) through a packed copy.
-  std::set<int64_t> readRaw;
-  for (const KernelCall &call : plan.calls) {
-    if (call.kind != KernelCall::Kind::Kernel)
-      continue;
-    bool linear = plan.kernels[call.kernel].kind == KernelKind::Linear;
-    for (size_t a = 0; a < call.args.size(); ++a)
-      if (call.args[a].slot.kind == Slot::Kind::Weight && !(linear && a == 1))
-        readRaw.insert(call.args[a].slot.index);
-  }
   int64_t layers = (spec.encoder.present ? spec.encoder.layers : 0) +
                    (spec.decoder.present ? spec.decoder.layers : 0);
   int64_t arenaFloats = std::max(plan.arenaWidth, plan.encodeArenaWidth) * spec.maxSeq;
-  int64_t preparedFloats = packs.empty() ? 0 : packs.back().offset + packs.back().floats();
-  auto packOf = [&](const KernelCall &call) -> const PackedWeight * {
-    for (const PackedWeight &pack : packs)
-      if (pack.kernel == call.kernel && pack.weight == call.args[1].slot.index)
-        return &pack;
-    return nullptr;
-  };
+  auto packOf = [&](const KernelCall &call) { return prepared.packOf(call); };
+  auto pointer = [&](const Slot &slot) { return slotPointer(slot, plan, prepared); };
   const bool gpu = options.target.gpu;
   // GPU: every weight a kernel reads raw, with the shape it reads it in,
   // gets one persistent view, uploaded by prepare().
-  std::vector<std::pair<int64_t, std::vector<int64_t>>> rawViews;
+  std::vector<RawView> rawViews;
   auto rawViewOf = [&](const CallArg &arg) {
-    std::pair<int64_t, std::vector<int64_t>> key{arg.slot.index, arg.shape.extents};
-    auto it = std::find(rawViews.begin(), rawViews.end(), key);
+    auto it = std::find_if(rawViews.begin(), rawViews.end(), [&](const RawView &view) {
+      return view.first.kind == arg.slot.kind && view.first.index == arg.slot.index &&
+             view.second == arg.shape.extents;
+    });
     if (it != rawViews.end())
       return static_cast<size_t>(it - rawViews.begin());
-    rawViews.push_back(key);
+    rawViews.push_back({arg.slot, arg.shape.extents});
     return rawViews.size() - 1;
   };
   if (gpu)
     for (const KernelCall &call : plan.calls)
       if (call.kind == KernelCall::Kind::Kernel)
         for (size_t a = 0; a < call.args.size(); ++a)
-          if (call.args[a].slot.kind == Slot::Kind::Weight && !(a == 1 && packOf(call)))
+          if (isWeight(call.args[a].slot) && !(a == 1 && packOf(call)))
             rawViewOf(call.args[a]);
   auto hasGemv = [&](const KernelDesc &kernel) {
     if (kernel.kind != KernelKind::Linear)
@@ -187,10 +154,17 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
          << (phase == KernelCall::Phase::Encode ? "2" : "T == 1 ? 1 : 0") << ");\n";
       if (call.kind == KernelCall::Kind::CacheAppend) {
         const CacheDesc &cache = plan.caches[call.args[1].slot.index];
-        os << "      std::memcpy(args->cache + " << cache.offset
-           << " + static_cast<size_t>(P) * " << cache.width << ", "
-           << slotPointer(call.args[0].slot, plan)
-           << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n    }\n";
+        const Slot &from = call.args[0].slot;
+        if (from.strided())
+          // A fused projection's k or v: its rows are rowStride floats apart.
+          os << "      for (int32_t r = 0; r < T; ++r)\n"
+             << "        std::memcpy(args->cache + " << cache.offset << " + (static_cast<size_t>(P) + r) * "
+             << cache.width << ", " << pointer(from) << " + static_cast<size_t>(r) * "
+             << from.rowStride << ", sizeof(float) * " << cache.width << ");\n    }\n";
+        else
+          os << "      std::memcpy(args->cache + " << cache.offset
+             << " + static_cast<size_t>(P) * " << cache.width << ", " << pointer(from)
+             << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n    }\n";
         continue;
       }
       const KernelDesc &kernel = plan.kernels[call.kernel];
@@ -202,10 +176,11 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
       for (size_t a = 0; gpu && a < call.args.size(); ++a) {
         const CallArg &arg = call.args[a];
         if (arg.shape.isScalar)
-          gpuArgs[a] = slotPointer(arg.slot, plan);
+          gpuArgs[a] = pointer(arg.slot);
         else if (pack && a == 1)
-          gpuArgs[a] = llvm::formatv("device->packed[{0}]->get()", pack - packs.data()).str();
-        else if (arg.slot.kind == Slot::Kind::Weight)
+          gpuArgs[a] =
+              llvm::formatv("device->packed[{0}]->get()", pack - prepared.packs.data()).str();
+        else if (isWeight(arg.slot))
           gpuArgs[a] = llvm::formatv("device->raw[{0}]->get()", rawViewOf(arg)).str();
         else {
           gpuArgs[a] = llvm::formatv(a + 1 == call.args.size() ? "a{0}.get()" : "a{0}.input()", a)
@@ -215,7 +190,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
       }
       for (size_t a = 0; a < call.args.size(); ++a) {
         const CallArg &arg = call.args[a];
-        if (arg.shape.isScalar || (gpu && (arg.slot.kind == Slot::Kind::Weight ||
+        if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) ||
                                            (pack && a == 1))))
           continue;
         if (pack && a == 1) {
@@ -224,10 +199,13 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
              << "});\n";
           continue;
         }
-        os << "      View a" << a << "(" << slotPointer(arg.slot, plan) << ", "
+        os << "      View a" << a << "(" << pointer(arg.slot) << ", "
            << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
         llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
-        os << "});\n";
+        os << "}";
+        if (arg.slot.strided())
+          os << ", " << arg.slot.rowStride;
+        os << ");\n";
       }
       if (hasGemv(kernel))
         os << "      if (int rc = (T == 1 ? tmk_" << kernel.name() << suffix << "_gemv : tmk_"
@@ -239,7 +217,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
         if (gpu)
           os << gpuArgs[a];
         else if (call.args[a].shape.isScalar)
-          os << slotPointer(call.args[a].slot, plan);
+          os << pointer(call.args[a].slot);
         else
           os << "a" << a << ".get()";
       }
@@ -258,7 +236,7 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
         for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
           width *= out.shape.extents[d];
         os << "      tmr_trace_call(" << (&call - plan.calls.data()) << ", "
-           << slotPointer(out.slot, plan) << ", " << extentText(out.shape.extents.back())
+           << pointer(out.slot) << ", " << extentText(out.shape.extents.back())
            << ", " << width << ");\n";
       }
       os << "    }\n";
@@ -362,14 +340,15 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << "      std::snprintf(err, errLen, \"out of memory for the output\");\n"
      << "      return 1;\n    }\n"
      << "    output = outputCopy.data;\n  }\n";
-  if (!packs.empty() || gpu)
+  const bool needsPrepare = !prepared.empty() || gpu;
+  if (needsPrepare)
     os << "  if (!args->prepared) {\n"
        << "    std::snprintf(err, errLen, \"the weights were not prepared (call prepare() first)\");\n"
        << "    return 1;\n  }\n";
   if (gpu)
     os << "  const DeviceWeights *device = static_cast<const DeviceWeights *>(args->prepared);\n"
        << "  (void)device;\n";
-  else if (!packs.empty())
+  else if (!prepared.empty())
     os << "  const float *packed = static_cast<const Aligned<float> *>(args->prepared)->data;\n";
   os << "  tmr_halide_error_clear();\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
@@ -395,94 +374,16 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
      << "    std::memcpy(args->output, output, sizeof(float) * outputFloats);\n"
      << "  return 0;\n}\n\n";
 
-  if (!packs.empty() || gpu) {
-    int64_t total = packs.empty() ? 0 : packs.back().offset + packs.back().floats();
-    // GPU: the packed block sits inside the DeviceWeights that also holds
-    // the uploaded views.
-    const char *blockType = gpu ? "DeviceWeights" : "Aligned<float>";
-    const char *blockData = gpu ? "block->block.data" : "block->data";
-    os << "// Packs every linear weight once into the GEMMs' panel layout"
-       << (gpu ? ", then uploads the weights to the GPU, once.\n" : ".\n")
-       << "int prepare(const void *const *weights, int32_t threads, tmr_weight_done_fn done,\n"
-       << "            void *doneContext, void **prepared, char *err, size_t errLen) {\n"
-       << "  tmr_halide_error_clear();\n"
-       << "  halide_set_num_threads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
-       << "  auto *block = new (std::nothrow) " << blockType << ";\n"
-       << "  if (!block || !block->" << (gpu ? "block." : "") << "allocate(" << total << ")) {\n"
-       << "    delete block;\n"
-       << "    std::snprintf(err, errLen, \"out of memory for the packed weights\");\n"
-       << "    return 1;\n  }\n";
-    // Weights that runs also read raw (a tied head's embedding table) are
-    // packed first: while both copies of such a table are resident, nothing
-    // else is yet, so loading never peaks above the weights' own size.
-    std::vector<const PackedWeight *> order;
-    for (bool raw : {true, false})
-      for (const PackedWeight &pack : packs)
-        if (readRaw.count(pack.weight) == static_cast<size_t>(raw))
-          order.push_back(&pack);
-    for (size_t i = 0; i < order.size(); ++i) {
-      const PackedWeight &pack = *order[i];
-      const KernelDesc &kernel = plan.kernels[pack.kernel];
-      os << "  {\n    View w(weights[" << pack.weight << "], halide_type_float, {"
-         << kernel.inWidth << ", " << kernel.width << "});\n"
-         << "    View p(" << blockData << " + " << pack.offset << ", halide_type_float, {"
-         << pack.layout.panelWidth << ", " << pack.layout.K << ", " << pack.layout.panels
-         << "});\n"
-         << "    if (int rc = tmk_pack_" << kernel.name() << suffix << "(w.get(), p.get())) {\n"
-         << "      delete block;\n"
-         << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + manifest[pack.weight].name)
-         << ", rc);\n    }\n";
-      // The raw weight may go once its last pack is made; one that another
-      // kernel reads (a table lookup) only as far as it can be read back.
-      bool lastPack = true;
-      for (size_t later = i + 1; later < order.size(); ++later)
-        lastPack = lastPack && order[later]->weight != pack.weight;
-      if (lastPack)
-        os << "    if (done)\n      done(doneContext, " << pack.weight << ", "
-           << (readRaw.count(pack.weight) ? 1 : 0) << ");\n";
-      os << "  }\n";
-    }
-    if (gpu) {
-      os << "  // Halide opens libcuda.so, which only a driver's development files\n"
-         << "  // provide; every driver ships libcuda.so.1. Loaded globally first, its\n"
-         << "  // symbols are found either way (Halide looks in the process first).\n"
-         << "  dlopen(\"libcuda.so.1\", RTLD_NOW | RTLD_GLOBAL);\n"
-         << "  // Device copies go back to Halide's cache, not the driver, between calls.\n"
-         << "  halide_reuse_device_allocations(nullptr, true);\n"
-         << "  block->raw.resize(" << rawViews.size() << ");\n"
-         << "  block->packed.resize(" << packs.size() << ");\n";
-      auto emitUpload = [&](const std::string &slot, const std::string &data,
-                            const std::vector<int64_t> &extents, const std::string &what) {
-        os << "  " << slot << " = new (std::nothrow) View(" << data << ", halide_type_float, {";
-        llvm::interleaveComma(extents, os);
-        os << "});\n"
-           << "  if (int rc = upload(" << slot << ")) {\n"
-           << "    delete block;\n"
-           << "    return kernelFailed(err, errLen, " << cxxStringLiteral("upload of " + what) << ", rc);\n"
-           << "  }\n";
-      };
-      for (size_t i = 0; i < rawViews.size(); ++i)
-        emitUpload(llvm::formatv("block->raw[{0}]", i).str(),
-                   llvm::formatv("weights[{0}]", rawViews[i].first).str(), rawViews[i].second,
-                   manifest[rawViews[i].first].name);
-      for (size_t i = 0; i < packs.size(); ++i)
-        emitUpload(llvm::formatv("block->packed[{0}]", i).str(),
-                   llvm::formatv("block->block.data + {0}", packs[i].offset).str(),
-                   {packs[i].layout.panelWidth, packs[i].layout.K, packs[i].layout.panels},
-                   "packed " + manifest[packs[i].weight].name);
-    }
-    os << "  *prepared = block;\n  return 0;\n}\n\n"
-       << "void release(void *prepared) { delete static_cast<" << blockType
-       << " *>(prepared); }\n\n";
-  }
+  if (needsPrepare)
+    emitPrepare(os, plan, prepared, rawViews, manifest, options);
   os << "const tmr_model_desc kModel = {\n"
      << "  TMR_ABI_VERSION, " << cxxStringLiteral(spec.name) << ", \"" << outputKind(spec) << "\", "
      << spec.vocab << ", " << spec.maxSeq << ", " << plan.outputWidth << ", "
      << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ", "
      << (plan.hasEncode ? 1 : 0) << ",\n"
      << "  " << manifest.size() << ", kTensors, run, "
-     << (packs.empty() && !gpu ? "nullptr, nullptr" : "prepare, release") << ",\n  " << spec.dModel
-     << ", " << layers << ", " << arenaFloats << ", " << preparedFloats
+     << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << spec.dModel
+     << ", " << layers << ", " << arenaFloats << ", " << prepared.floats
      << ",\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_compiled_model" << suffix << "(void) {\n"
      << "  selected = true;\n  return &kModel;\n}\n";

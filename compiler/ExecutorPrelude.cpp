@@ -108,17 +108,22 @@ void writeProfile(const ProfileSlot *slots, int count) {
     std::fclose(out);
 }
 
-/// A dense halide_buffer_t over memory the executor owns; extents innermost first.
+/// A halide_buffer_t over memory the executor owns; extents innermost first.
+/// Dense, except that a `rowStride` > 0 sets the outermost (row) stride: a
+/// column range of a wider buffer (a fused projection's q, k or v).
 struct View {
   halide_buffer_t buffer{};
   halide_dimension_t dims[4]{};
-  View(const void *data, halide_type_code_t code, std::initializer_list<int32_t> extents) {
+  View(const void *data, halide_type_code_t code, std::initializer_list<int32_t> extents,
+       int32_t rowStride = 0) {
     int32_t stride = 1, i = 0;
     for (int32_t extent : extents) {
       dims[i] = halide_dimension_t(0, extent, stride);
       stride *= extent;
       ++i;
     }
+    if (rowStride > 0 && i > 0)
+      dims[i - 1].stride = rowStride;
     buffer.host = static_cast<uint8_t *>(const_cast<void *>(data));
     buffer.type = halide_type_t(code, 32, 1);
     buffer.dimensions = i;

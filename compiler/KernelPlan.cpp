@@ -153,6 +153,16 @@ public:
         slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
         continue;
       }
+      if (auto concat = dyn_cast<tmk::ConcatOp>(op)) {
+        if (failed(planConcat(concat)))
+          return failure();
+        continue;
+      }
+      if (auto split = dyn_cast<tmk::SplitOp>(op)) {
+        if (failed(planSplit(split)))
+          return failure();
+        continue;
+      }
       if (auto read = dyn_cast<tmk::CacheReadOp>(op)) {
         auto it = cacheByName.find(read.getName().str());
         if (it == cacheByName.end())
@@ -186,6 +196,50 @@ private:
       return it->second;
     int64_t rows = cast<ShapedType>(v.getType()).getDimSize(0);
     return ShapedType::isDynamic(rows) ? BufferShape::kTokens : rows;
+  }
+
+  /// A stacked weight: manifest tensors the executable joins at load time.
+  LogicalResult planConcat(tmk::ConcatOp concat) {
+    JoinedWeight joined;
+    joined.shape.assign(concat.getType().getShape().begin(), concat.getType().getShape().end());
+    for (Value input : concat.getInputs()) {
+      Slot slot = slots.lookup(input);
+      if (slot.kind != Slot::Kind::Weight || !slots.count(input))
+        return concat.emitOpError("stacks a value that is not a weight of the manifest");
+      joined.parts.push_back(slot.index);
+    }
+    auto same = llvm::find_if(out.joined, [&](const JoinedWeight &j) {
+      return j.parts == joined.parts && j.shape == joined.shape;
+    });
+    int64_t index = same - out.joined.begin();
+    if (same == out.joined.end())
+      out.joined.push_back(joined);
+    slots[concat.getResult()] = {Slot::Kind::Joined, index, 0};
+    return success();
+  }
+
+  /// Each part is a view of the split call's buffer, and a value of its own
+  /// to the call that wrote it (verify compares it by that name).
+  LogicalResult planSplit(tmk::SplitOp split) {
+    auto producer = callOf.find(split.getInput());
+    if (producer == callOf.end() || !slots.count(split.getInput()) ||
+        slots.lookup(split.getInput()).kind != Slot::Kind::Arena)
+      return split.emitOpError("splits a value that is not a kernel's result in the arena");
+    Slot whole = slots.lookup(split.getInput());
+    auto fused = dyn_cast<FusedLoc>(split.getLoc());
+    bool named = fused && fused.getLocations().size() == split.getNumResults();
+    int64_t column = 0;
+    for (auto [index, part] : llvm::enumerate(split.getResults())) {
+      Slot slot = whole;
+      slot.width = width(part);
+      slot.column = whole.column + column;
+      slot.rowStride = whole.rowStride ? whole.rowStride : whole.width;
+      slots[part] = slot;
+      std::string origin = named ? valueName(fused.getLocations()[index]) : "";
+      out.calls[producer->second].parts.push_back({origin, column, slot.width});
+      column += slot.width;
+    }
+    return success();
   }
 
   void planAppend(tmk::CacheAppendOp append, KernelCall::Phase phase) {
@@ -251,6 +305,7 @@ private:
       outSlot.index = *op.getArena();
     }
     slots[value] = outSlot;
+    callOf[value] = out.calls.size();
     call.args.push_back({outSlot, bind(signature.back(), value)});
     out.calls.push_back(std::move(call));
     return success();
@@ -262,6 +317,7 @@ private:
   bool explain;
   llvm::DenseMap<Value, Slot> slots;
   llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
+  llvm::DenseMap<Value, size_t> callOf;    // the call (index in out.calls) that wrote a value
 };
 
 } // namespace
@@ -307,6 +363,13 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   return plan;
 }
 
+int64_t JoinedWeight::floats() const {
+  int64_t floats = 1;
+  for (int64_t extent : shape)
+    floats *= extent;
+  return floats;
+}
+
 namespace {
 void printShape(const BufferShape &b, llvm::raw_ostream &os) {
   if (b.isScalar) {
@@ -340,6 +403,11 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
                           [&](const BufferShape &b) { printShape(b, os); });
     os << ")\n";
   }
+  for (size_t i = 0; i < plan.joined.size(); ++i) {
+    os << (i ? "" : "\njoined weights (stacked once at load):\n") << "  joined" << i << " = w";
+    llvm::interleave(plan.joined[i].parts, os, " + w");
+    os << "\n";
+  }
   os << "\ncalls:\n";
   for (const KernelCall &call : plan.calls) {
     os << "  " << (call.phase == KernelCall::Phase::Encode ? "encode: " : "")
@@ -355,7 +423,12 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
       case Slot::Kind::Length: os << "length"; break;
       case Slot::Kind::SourceLength: os << "source_length"; break;
       case Slot::Kind::Weight: os << "w" << s.index; break;
-      case Slot::Kind::Arena: os << "arena+" << s.index << "T"; break;
+      case Slot::Kind::Joined: os << "joined" << s.index; break;
+      case Slot::Kind::Arena:
+        os << "arena+" << s.index << "T";
+        if (s.strided())
+          os << "[" << s.column << ":" << s.column + s.width << " of " << s.rowStride << "]";
+        break;
       case Slot::Kind::Output: os << "output"; break;
       case Slot::Kind::Cache: os << "cache" << s.index; break;
       }

@@ -106,12 +106,35 @@ struct Slot {
     SourceLength, ///< the valid length of an encoder-decoder's source
     Segments,     ///< segment ids
     Weight,
+    Joined,       ///< weights stacked at load time (tmk.concat): index into KernelPlan::joined
     Arena,
     Output,
     Cache
   } kind;
   int64_t index = 0;  ///< Weight: manifest index; Arena: offset in units of T floats; Cache: cache index
   int64_t width = 0;  ///< floats per row (Arena / Output / Cache)
+  /// A column range of a wider arena buffer (a tmk.split part): the view
+  /// starts `column` floats into each row, rows `rowStride` floats apart.
+  /// rowStride 0: a dense buffer of `width` floats per row.
+  int64_t column = 0;
+  int64_t rowStride = 0;
+  bool strided() const { return rowStride != 0 && rowStride != width; }
+};
+
+/// A weight the executable builds once while it prepares the weights: the
+/// manifest tensors `parts` stacked along dimension 0 (a fused projection's
+/// weight or bias). `shape` is the stacked shape.
+struct JoinedWeight {
+  std::vector<int64_t> parts;
+  std::vector<int64_t> shape;
+  int64_t floats() const;
+};
+
+/// A column range of a call's result that stands for a value of its own
+/// (a fused projection's q, k, v): what tmc verify compares.
+struct ResultPart {
+  std::string origin;
+  int64_t column = 0, width = 0;
 };
 
 struct CallArg {
@@ -131,6 +154,7 @@ struct KernelCall {
   std::string opName;       ///< e.g. "tm.linear"
   std::string location;     ///< spec location, "encoder.layers.0.self_attn.q" @ file:line:col
   std::string origin;       ///< the value it computes, "encoder.layers.0.self_attn.q"
+  std::vector<ResultPart> parts; ///< the values its result holds side by side, if split
 };
 
 /// One key or value cache of a decoder layer: `capacity` rows of `width`.
@@ -145,6 +169,7 @@ struct KernelPlan {
   std::vector<KernelDesc> kernels;
   std::vector<KernelCall> calls;
   std::vector<CacheDesc> caches;
+  std::vector<JoinedWeight> joined; ///< Slot::Kind::Joined weights
   int64_t cacheFloats = 0;  ///< all caches together
   int64_t arenaWidth = 0;   ///< arena size in units of T floats
   bool hasEncode = false;   ///< an encoder-decoder model: @encode runs first

@@ -15,9 +15,14 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   // Weights are mmap'd at whatever offset the file gives them: promise
   // element alignment only, so that Halide never emits aligned vector loads.
   param.set_host_alignment(4);
+  // Inner dimensions are dense. The row dimension (a symbolic extent) may be
+  // strided: a tmk.split part is a column range of a wider buffer.
   Expr stride = 1;
   for (size_t i = 0; i < shape.extents.size(); ++i) {
-    param.dim(i).set_min(0).set_stride(stride);
+    param.dim(i).set_min(0);
+    bool rows = i > 0 && i + 1 == shape.extents.size() && shape.extents[i] < 0;
+    if (!rows)
+      param.dim(i).set_stride(stride);
     if (shape.extents[i] >= 0) {
       param.dim(i).set_extent(static_cast<int>(shape.extents[i]));
       stride = stride * static_cast<int>(shape.extents[i]);

@@ -78,12 +78,18 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   RunMemory memory;
   for (const TensorSpec &tensor : manifest)
     memory.weights = saturatingAdd(memory.weights, saturatingMul(elements(tensor.shape), kFloat));
+  // A fused projection packs its stacked weight: the parts' bytes again.
   std::set<int64_t> packedWeights;
   for (const KernelCall &call : plan->calls)
     if (call.kind == KernelCall::Kind::Kernel &&
-        plan->kernels[call.kernel].kind == KernelKind::Linear && call.args.size() > 1 &&
-        call.args[1].slot.kind == Slot::Kind::Weight)
-      packedWeights.insert(call.args[1].slot.index);
+        plan->kernels[call.kernel].kind == KernelKind::Linear && call.args.size() > 1) {
+      const Slot &weight = call.args[1].slot;
+      if (weight.kind == Slot::Kind::Weight)
+        packedWeights.insert(weight.index);
+      else if (weight.kind == Slot::Kind::Joined)
+        packedWeights.insert(plan->joined[weight.index].parts.begin(),
+                             plan->joined[weight.index].parts.end());
+    }
   for (int64_t index : packedWeights)
     if (index >= 0 && index < static_cast<int64_t>(manifest.size()))
       memory.packed =

@@ -128,6 +128,17 @@ bool runTraced(const std::vector<std::string> &launcher, const std::string &exe,
   return false;
 }
 
+/// Columns [column, column + width) of every row of `record`.
+tmr::TraceRecord columns(const tmr::TraceRecord &record, int64_t column, int64_t width) {
+  tmr::TraceRecord part{record.call, record.rows, width, {}};
+  part.values.reserve(static_cast<size_t>(record.rows * width));
+  for (int64_t row = 0; row < record.rows; ++row) {
+    auto begin = record.values.begin() + row * record.width + column;
+    part.values.insert(part.values.end(), begin, begin + width);
+  }
+  return part;
+}
+
 Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &record) {
   Comparison result{tap.name, call, 0, 0, ""};
   if (record.rows != tap.rows || record.width != tap.cols) {
@@ -268,17 +279,26 @@ int verifyCommand(int argc, char **argv) {
     return 1;
   }
 
-  // Match each tap with the last traced call of the same name and phase.
+  // A fused projection's call holds several values side by side (q, k, v):
+  // each column range is a record of its own, named as the value it holds.
+  std::vector<std::pair<std::string, tmr::TraceRecord>> named;
+  for (const tmr::TraceRecord &record : records) {
+    if (record.call < 0 || static_cast<size_t>(record.call) >= plan.calls.size())
+      continue;
+    const KernelCall &call = plan.calls[record.call];
+    named.push_back({call.origin, record});
+    for (const ResultPart &part : call.parts)
+      named.push_back({part.origin, columns(record, part.column, part.width)});
+  }
+  // Match each tap with the last traced value of the same name and phase.
   std::vector<Comparison> results;
   for (const ref::Tap &tap : taps) {
     const tmr::TraceRecord *match = nullptr;
-    for (const tmr::TraceRecord &record : records) {
-      if (record.call < 0 || static_cast<size_t>(record.call) >= plan.calls.size())
-        continue;
+    for (const auto &[origin, record] : named) {
       const KernelCall &call = plan.calls[record.call];
       bool encodePhase = call.phase == KernelCall::Phase::Encode;
-      bool sameName = call.origin == tap.name ||
-                      (tap.name == "embed" && StringRef(call.origin).starts_with("embed"));
+      bool sameName = origin == tap.name ||
+                      (tap.name == "embed" && StringRef(origin).starts_with("embed"));
       if (sameName && encodePhase == tap.source)
         match = &record;
     }

@@ -91,4 +91,36 @@ def TMFuseLinearResidual : Pass<"tm-fuse-linear-residual", "::mlir::func::FuncOp
   ];
 }
 
+def TMFuseProjections : Pass<"tm-fuse-projections", "::mlir::func::FuncOp"> {
+  let summary = "Fuse the linear layers that read one input into one GEMM (q/k/v, gate/up)";
+  let description = [{
+    An attention projects the same normalized input three times (q, k and
+    v; with GQA k and v are narrower), a gated FFN twice (gate and up), and
+    an encoder-decoder's cross-attention projects the encoder's output into
+    every decoder layer's k and v. Each of those is a GEMM over the same
+    rows: one GEMM over the stacked weights reads the input once, launches
+    once and splits its wider N more evenly across threads. The weights
+    are stacked at load time (`tm.concat`); `tm.split` hands each consumer
+    its columns of the wide result in place. Linears fuse when they read
+    the same value and agree on their epilogue (activation, bias); one
+    with a residual, or whose result the function returns, stays alone.
+    Runs after the epilogue fusions, so what a linear ends in is settled.
+
+    ```mlir
+    %q = tm.linear %x, %wq, %bq {activation = "none"} : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %k = tm.linear %x, %wk, %bk {activation = "none"} : (tensor<?x64xf32>, tensor<16x64xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+    // becomes
+    %w = tm.concat %wq, %wk : (tensor<64x64xf32>, tensor<16x64xf32>) -> tensor<80x64xf32>
+    %b = tm.concat %bq, %bk : (tensor<64xf32>, tensor<16xf32>) -> tensor<80xf32>
+    %qk = tm.linear %x, %w, %b {activation = "none"} : (tensor<?x64xf32>, tensor<80x64xf32>, tensor<80xf32>) -> tensor<?x80xf32>
+    %q, %k = tm.split %qk : tensor<?x80xf32> -> tensor<?x64xf32>, tensor<?x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::tmc::tm::TMDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every fusion made, and for every one declined, with its reason">
+  ];
+}
+
 #endif // TM_PASSES_TD

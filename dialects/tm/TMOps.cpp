@@ -59,6 +59,53 @@ LogicalResult WeightOp::verify() {
   return success();
 }
 
+LogicalResult tmc::tm::verifyStackedWeights(Operation *op, ValueRange inputs, Value result) {
+  if (inputs.size() < 2)
+    return op->emitOpError("needs at least two weights to stack");
+  auto type = cast<ShapedType>(result.getType());
+  if (!type.hasStaticShape())
+    return op->emitOpError("result must have a static shape");
+  int64_t rows = 0;
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    auto inputType = cast<ShapedType>(input.getType());
+    if (!inputType.hasStaticShape() || inputType.getRank() != type.getRank())
+      return op->emitOpError("input ") << index << " must be a static tensor of rank "
+                                       << type.getRank();
+    for (int64_t d = 1; d < inputType.getRank(); ++d)
+      if (inputType.getDimSize(d) != type.getDimSize(d))
+        return op->emitOpError("input ") << index << " has size " << inputType.getDimSize(d)
+                                         << " in dimension " << d << ", expected "
+                                         << type.getDimSize(d);
+    rows += inputType.getDimSize(0);
+  }
+  if (rows != type.getDimSize(0))
+    return op->emitOpError("result has ") << type.getDimSize(0)
+                                          << " rows; the inputs stack to " << rows;
+  return success();
+}
+
+LogicalResult tmc::tm::verifyColumnSplit(Operation *op, Value input, ValueRange parts) {
+  if (parts.size() < 2)
+    return op->emitOpError("needs at least two parts");
+  int64_t total = 0;
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    int64_t width = dim(part, 1);
+    if (ShapedType::isDynamic(width))
+      return op->emitOpError("part ") << index << " must have a static width";
+    total += width;
+    if (failed(expectDim(op, part, 0, dim(input, 0), "part rows")))
+      return failure();
+  }
+  int64_t width = dim(input, 1);
+  if (!ShapedType::isDynamic(width) && total != width)
+    return op->emitOpError("parts are ") << total << " columns wide; the input has " << width;
+  return success();
+}
+
+LogicalResult ConcatOp::verify() { return verifyStackedWeights(*this, getInputs(), getResult()); }
+
+LogicalResult SplitOp::verify() { return verifyColumnSplit(*this, getInput(), getResults()); }
+
 LogicalResult EmbedOp::verify() {
   if (getTable().getType().getRank() != 2)
     return emitOpError("table must be [vocab, d_model]");

@@ -22,4 +22,12 @@ std::string originName(mlir::Location loc);
 /// "[decoder.layers.0.ffn] ", or "" for a location without a name: the
 /// prefix of --explain remarks.
 std::string originPrefix(mlir::Location loc);
+/// The verifier of tm.concat and tmk.concat: static weights of one rank
+/// that agree past dimension 0 and stack to `result`.
+mlir::LogicalResult verifyStackedWeights(mlir::Operation *op, mlir::ValueRange inputs,
+                                         mlir::Value result);
+/// The verifier of tm.split and tmk.split: static part widths that add up
+/// to the input's, every part with the input's rows.
+mlir::LogicalResult verifyColumnSplit(mlir::Operation *op, mlir::Value input,
+                                      mlir::ValueRange parts);
 } // namespace tmc::tm

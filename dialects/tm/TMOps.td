@@ -27,6 +27,46 @@ def TM_WeightOp : TM_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TM_ConcatOp : TM_Op<"concat", [Pure]> {
+  let summary = "Weights stacked along their first dimension, once, when they load";
+  let description = [{
+    Stacks weight tensors (each `tm.weight` or another `tm.concat`) along
+    dimension 0; every other dimension must agree. In PyTorch's [out, in]
+    layout that is the weight of one linear layer computing all their
+    outputs side by side, which `--tm-fuse-projections` forms for the q, k
+    and v projections of an attention (and a gated FFN's gate and up). The
+    executable builds it once while it prepares the weights, never per run.
+
+    ```mlir
+    %w = tm.concat %wq, %wk, %wv
+        : (tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<96x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TM_Weight>:$inputs);
+  let results = (outs TM_Weight:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+}
+
+def TM_SplitOp : TM_Op<"split", [Pure]> {
+  let summary = "Column ranges of one activation, side by side (a view, no copy)";
+  let description = [{
+    Result i is the columns [sum of the widths before it, + its width) of
+    every row of `input`; the widths come from the result types and add up
+    to the input's. Kernels read the parts in place, with the input's row
+    stride, so a split costs no copy: it is how the outputs of a fused
+    projection (`--tm-fuse-projections`) reach the ops that read q, k and v.
+
+    ```mlir
+    %q, %k, %v = tm.split %qkv : tensor<?x96xf32> -> tensor<?x64xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins TM_Activations:$input);
+  let results = (outs Variadic<TM_Activations>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 def TM_EmbedOp : TM_Op<"embed", [TM_InfersShape, Pure]> {
   let summary = "Token embedding lookup, optionally scaled and with positions added";
   let description = [{

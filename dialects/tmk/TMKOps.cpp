@@ -9,6 +9,8 @@
 
 #include "dialects/tmk/TMKOps.h"
 
+#include "dialects/tm/TMOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -239,6 +241,12 @@ LogicalResult CacheAppendOp::verify() {
     return emitOpError("needs a cache name and a capacity > 0");
   return success();
 }
+
+LogicalResult ConcatOp::verify() {
+  return tmc::tm::verifyStackedWeights(*this, getInputs(), getResult());
+}
+
+LogicalResult SplitOp::verify() { return tmc::tm::verifyColumnSplit(*this, getInput(), getResults()); }
 
 LogicalResult CacheReadOp::verify() {
   if (getName().empty() || getCapacity() <= 0)

@@ -145,4 +145,39 @@ def TMK_CacheReadOp : TMK_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def TMK_ConcatOp : TMK_Op<"concat", [Pure]> {
+  let summary = "Weights stacked along dimension 0, built once when the weights load";
+  let description = [{
+    The weight of a fused projection (`tm.concat`): the executable stacks
+    the named tensors into its prepared weights before the first run.
+
+    ```mlir
+    %w = tmk.concat %wq, %wk : (tensor<64x64xf32>, tensor<16x64xf32>) -> tensor<80x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$inputs);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+}
+
+def TMK_SplitOp : TMK_Op<"split", [Pure]> {
+  let summary = "Column ranges of a call's result, read in place with its row stride";
+  let description = [{
+    No kernel and no arena space of its own: each part is a view of the
+    input's buffer (`tm.split`), which therefore stays live until the last
+    use of any part (`tmk-plan-buffers`). The location is a fused one with
+    one entry per part, so each part keeps the name of the value it stands
+    for.
+
+    ```mlir
+    %q, %k = tmk.split %qk : tensor<?x80xf32> -> tensor<?x64xf32>, tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[F32]>:$input);
+  let results = (outs Variadic<2DTensorOf<[F32]>>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 #endif // TMK_OPS_TD

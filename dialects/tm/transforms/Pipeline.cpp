@@ -18,6 +18,7 @@ void tmc::tm::buildOptimizationPipeline(OpPassManager &pm,
     funcPm.addPass(createTMFuseLinearActivation({options.explain}));
     funcPm.addPass(createTMFuseResidualNorm({options.explain}));
     funcPm.addPass(createTMFuseLinearResidual({options.explain}));
+    funcPm.addPass(createTMFuseProjections({options.explain}));
   }
   funcPm.addPass(createCSEPass());
 }

@@ -140,6 +140,10 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
     Operation *replacement = nullptr;
     if (auto weight = dyn_cast<tm::WeightOp>(op)) {
       replacement = b.create<tmk::WeightOp>(op->getLoc(), weight.getType(), weight.getName());
+    } else if (auto concat = dyn_cast<tm::ConcatOp>(op)) {
+      replacement = b.create<tmk::ConcatOp>(op->getLoc(), concat.getType(), concat.getInputs());
+    } else if (auto split = dyn_cast<tm::SplitOp>(op)) {
+      replacement = b.create<tmk::SplitOp>(op->getLoc(), split.getResultTypes(), split.getInput());
     } else if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
       replacement = b.create<tmk::CacheAppendOp>(op->getLoc(), append.getType(),
                                                  append.getInput(), append.getOffset(),

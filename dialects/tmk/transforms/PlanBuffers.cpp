@@ -12,6 +12,10 @@
 // first fit among the values still live; the call's own inputs count as live,
 // so that no other output aliases an input.
 //
+// A tmk.split's parts take no space: they are views of the split buffer,
+// which stays live until the last use of any part, and never a call's
+// in-place target (only whole buffers are).
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tm/TMOps.h"
@@ -54,8 +58,13 @@ public:
       int64_t rows = type.getDimSize(0);
       units[value] = type.getDimSize(1) * (ShapedType::isDynamic(rows) ? 1 : rows);
       size_t last = order[&op];
-      for (Operation *user : value.getUsers())
+      for (Operation *user : value.getUsers()) {
         last = std::max(last, order.lookup(user));
+        // A split's parts are views of this buffer: it lives as long as they do.
+        if (isa<tmk::SplitOp>(user))
+          for (Operation *partUser : user->getUsers())
+            last = std::max(last, order.lookup(partUser));
+      }
       lastUse[value] = last;
     }
     this->body = &body;

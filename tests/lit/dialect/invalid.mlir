@@ -199,3 +199,48 @@ func.func @linear_residual_type(%h: tensor<?x16xf32>, %x: tensor<?x4xf32>) -> te
   %y = tm.linear %h, %w residual %x {activation = "none"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @concat_rows() -> tensor<13x8xf32> {
+  %a = tm.weight "a" : tensor<8x8xf32>
+  %b = tm.weight "b" : tensor<4x8xf32>
+  // expected-error @+1 {{'tm.concat' op result has 13 rows; the inputs stack to 12}}
+  %w = tm.concat %a, %b : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<13x8xf32>
+  return %w : tensor<13x8xf32>
+}
+
+// -----
+
+func.func @concat_inner() -> tensor<12x8xf32> {
+  %a = tm.weight "a" : tensor<8x8xf32>
+  %b = tm.weight "b" : tensor<4x6xf32>
+  // expected-error @+1 {{'tm.concat' op input 1 has size 6 in dimension 1, expected 8}}
+  %w = tm.concat %a, %b : (tensor<8x8xf32>, tensor<4x6xf32>) -> tensor<12x8xf32>
+  return %w : tensor<12x8xf32>
+}
+
+// -----
+
+func.func @concat_one() -> tensor<8x8xf32> {
+  %a = tm.weight "a" : tensor<8x8xf32>
+  // expected-error @+1 {{'tm.concat' op needs at least two weights to stack}}
+  %w = tm.concat %a : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @split_width(%x: tensor<?x12xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.split' op parts are 11 columns wide; the input has 12}}
+  %a, %b = tm.split %x : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x3xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @split_rows(%x: tensor<4x12xf32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{'tm.split' op part rows has size 3 in dimension 0, expected 4}}
+  %a, %b = tm.split %x : tensor<4x12xf32> -> tensor<3x8xf32>, tensor<4x4xf32>
+  return %a : tensor<3x8xf32>
+}

@@ -76,3 +76,16 @@ func.func @linear_residual(%h: tensor<?x16xf32>, %x: tensor<?x8xf32>) -> tensor<
   %y = tm.linear %h, %w, %b residual %x {activation = "none"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// A fused projection: stacked weights and the column split of its result.
+// CHECK-LABEL: func.func @fused_projection
+func.func @fused_projection(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x4xf32>) {
+  %wq = tm.weight "q.weight" : tensor<8x8xf32>
+  %wk = tm.weight "k.weight" : tensor<4x8xf32>
+  // CHECK: %[[W:.*]] = tm.concat %{{.*}}, %{{.*}} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+  %w = tm.concat %wq, %wk : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+  %y = tm.linear %x, %w {activation = "none"} : (tensor<?x8xf32>, tensor<12x8xf32>) -> tensor<?x12xf32>
+  // CHECK: %{{.*}}:2 = tm.split %{{.*}} : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+  %q, %k = tm.split %y : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+  return %q, %k : tensor<?x8xf32>, tensor<?x4xf32>
+}

@@ -160,3 +160,21 @@ func.func @read() {
   %k = tmk.cache_read {capacity = 4 : i64, name = ""} : tensor<?x8xf32>
   return
 }
+
+// -----
+
+func.func @concat_rows() -> tensor<13x8xf32> {
+  %a = tmk.weight "a" : tensor<8x8xf32>
+  %b = tmk.weight "b" : tensor<4x8xf32>
+  // expected-error @+1 {{'tmk.concat' op result has 13 rows; the inputs stack to 12}}
+  %w = tmk.concat %a, %b : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<13x8xf32>
+  return %w : tensor<13x8xf32>
+}
+
+// -----
+
+func.func @split_width(%x: tensor<?x12xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tmk.split' op part 1 must have a static width}}
+  %a, %b = tmk.split %x : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x?xf32>
+  return %a : tensor<?x8xf32>
+}

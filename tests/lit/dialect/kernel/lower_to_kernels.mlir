@@ -39,3 +39,20 @@ func.func @block(%tokens: tensor<?xi32>, %offset: i32) -> tensor<?x8xf32> {
 // LOC: tmk.call @embed({{.*}} loc(#[[LOCK]])
 // LOC: #[[SPEC:loc[0-9]+]] = loc("spec.tm":3:5)
 // LOC: #[[LOCK]] = loc("embed"(#[[SPEC]]))
+
+// A fused projection: the stacked weight and the split map one to one, the
+// GEMM becomes a kernel like any linear.
+// CHECK-LABEL: func.func @fused_projection
+// CHECK: %[[W:.*]] = tmk.concat %{{.*}}, %{{.*}} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+// CHECK: %[[Y:.*]] = tmk.call @{{.*}}(%arg0, %[[W]]) {from = "tm.linear"}
+// CHECK: %[[P:.*]]:2 = tmk.split %[[Y]] : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+// CHECK: tmk.call @{{.*}}(%[[P]]#0, %[[P]]#0) {from = "tm.add"}
+func.func @fused_projection(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x4xf32>) {
+  %wq = tm.weight "q.weight" : tensor<8x8xf32>
+  %wk = tm.weight "k.weight" : tensor<4x8xf32>
+  %w = tm.concat %wq, %wk : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+  %y = tm.linear %x, %w {activation = "none"} : (tensor<?x8xf32>, tensor<12x8xf32>) -> tensor<?x12xf32>
+  %q, %k = tm.split %y : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+  %s = tm.add %q, %q : tensor<?x8xf32>
+  return %s, %k : tensor<?x8xf32>, tensor<?x4xf32>
+}

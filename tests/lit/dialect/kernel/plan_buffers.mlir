@@ -66,3 +66,33 @@ func.func @live(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = tmk.call @add(%r0, %x) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }
+
+// -----
+
+// A fused projection's parts are views of its buffer: it stays live until
+// the last part is read (v, by the final add), so nothing placed before
+// that may take its place.
+tmk.kernel @qkv linear {activation = "none", in_width = 8 : i64, width = 24 : i64}
+tmk.kernel @proj linear {activation = "none", in_width = 8 : i64, width = 8 : i64}
+tmk.kernel @add add {width = 8 : i64}
+
+// CHECK-LABEL: func.func @split_parts_keep_their_buffer
+// CHECK-SAME: attributes {tmk.arena_width = 40 : i64
+func.func @split_parts_keep_their_buffer(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tmk.weight "qkv.weight" : tensor<24x8xf32>
+  %w2 = tmk.weight "proj.weight" : tensor<8x8xf32>
+  // CHECK: tmk.call @add({{.*}}) {arena = 0 : i64
+  %x = tmk.call @add(%x0, %x0) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  // CHECK: %[[Y:.*]] = tmk.call @qkv({{.*}}) {arena = 8 : i64
+  %y = tmk.call @qkv(%x, %w) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<24x8xf32>) -> tensor<?x24xf32>
+  // CHECK: %[[P:.*]]:3 = tmk.split %[[Y]]
+  %q, %k, %v = tmk.split %y : tensor<?x24xf32> -> tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+  // A part is never an in-place target: the sum goes where x was.
+  // CHECK: tmk.call @add(%[[P]]#0, %[[P]]#1) {arena = 0 : i64, from = "tm.add"}
+  %a = tmk.call @add(%q, %k) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  // y is still live (v is read below): the projection goes past it.
+  // CHECK: tmk.call @proj({{.*}}) {arena = 32 : i64, from = "tm.linear"}
+  %c = tmk.call @proj(%a, %w2) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %b = tmk.call @add(%c, %v) {from = "tm.add"} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %b : tensor<?x8xf32>
+}

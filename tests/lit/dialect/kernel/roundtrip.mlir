@@ -48,3 +48,18 @@ func.func @forward(%tokens: tensor<?xi32>, %offset: i32, %length: i32) -> tensor
   %p = tmk.call @pool(%s, %length) {from = "tm.pool"} : (tensor<?x8xf32>, i32) -> tensor<1x8xf32>
   return %p : tensor<1x8xf32>
 }
+
+// A fused projection's stacked weight and the column split of its result.
+tmk.kernel @qk linear {activation = "none", in_width = 8 : i64, width = 12 : i64}
+// CHECK-LABEL: func.func @fused_projection
+func.func @fused_projection(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  %wq = tmk.weight "q.weight" : tensor<8x8xf32>
+  %wk = tmk.weight "k.weight" : tensor<4x8xf32>
+  // CHECK: %[[W:.*]] = tmk.concat %{{.*}}, %{{.*}} : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+  %w = tmk.concat %wq, %wk : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<12x8xf32>
+  // CHECK: %[[Y:.*]] = tmk.call @qk(%arg0, %[[W]])
+  %y = tmk.call @qk(%x, %w) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<12x8xf32>) -> tensor<?x12xf32>
+  // CHECK: %{{.*}}:2 = tmk.split %[[Y]] : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+  %q, %k = tmk.split %y : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x4xf32>
+  return %k : tensor<?x4xf32>
+}

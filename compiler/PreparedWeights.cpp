@@ -1,0 +1,214 @@
+//===- PreparedWeights.cpp - Packing and stacking weights at load time ----===//
+
+#include "compiler/PreparedWeights.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+namespace tmc {
+
+namespace {
+int64_t aligned32(int64_t floats) { return (floats + 31) / 32 * 32; }
+} // namespace
+
+std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot) {
+  if (slot.kind == Slot::Kind::Joined)
+    return plan.joined[slot.index].parts;
+  return {slot.index};
+}
+
+const PackedWeight *PreparedWeights::packOf(const KernelCall &call) const {
+  if (call.kind != KernelCall::Kind::Kernel || call.args.size() < 2)
+    return nullptr;
+  const Slot &weight = call.args[1].slot;
+  for (const PackedWeight &pack : packs)
+    if (pack.kernel == call.kernel && pack.source.kind == weight.kind &&
+        pack.source.index == weight.index)
+      return &pack;
+  return nullptr;
+}
+
+PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target) {
+  PreparedWeights out;
+  out.joinedOffset.assign(plan.joined.size(), -1);
+  std::map<std::tuple<size_t, Slot::Kind, int64_t>, size_t> seen;
+  for (const KernelCall &call : plan.calls) {
+    if (call.kind != KernelCall::Kind::Kernel)
+      continue;
+    const KernelDesc &kernel = plan.kernels[call.kernel];
+    bool linear = kernel.kind == KernelKind::Linear;
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const Slot &slot = call.args[a].slot;
+      bool packed = linear && a == 1;
+      if (slot.kind == Slot::Kind::Weight && !packed)
+        out.readRaw.insert(slot.index);
+      if (slot.kind == Slot::Kind::Joined && !packed && out.joinedOffset[slot.index] < 0) {
+        out.joinedOffset[slot.index] = -2; // placed after the packs, below
+      }
+      if (!packed || !seen.try_emplace({call.kernel, slot.kind, slot.index}, 0).second)
+        continue;
+      // Each pack starts on an alignment boundary.
+      PackedWeight pack{call.kernel, slot,
+                        gemmLayout(kernel, scheduleFor(kernel, target, plan.schedules)),
+                        out.floats};
+      out.floats += aligned32(pack.floats());
+      out.packs.push_back(pack);
+    }
+  }
+  for (size_t j = 0; j < plan.joined.size(); ++j)
+    if (out.joinedOffset[j] == -2) {
+      out.joinedOffset[j] = out.floats;
+      out.floats += aligned32(plan.joined[j].floats());
+    }
+  return out;
+}
+
+namespace {
+
+/// `weights[i]` of each part, copied one after another to `destination`:
+/// stacking along dimension 0 of row-major tensors is concatenation.
+void emitStack(llvm::raw_ostream &os, const JoinedWeight &joined,
+               const std::vector<TensorSpec> &manifest, const std::string &destination) {
+  os << "    {\n      float *to = " << destination << ";\n";
+  for (int64_t part : joined.parts) {
+    int64_t floats = 1;
+    for (int64_t extent : manifest[part].shape)
+      floats *= extent;
+    os << "      std::memcpy(to, weights[" << part << "], sizeof(float) * " << floats << ");\n"
+       << "      to += " << floats << ";\n";
+  }
+  os << "    }\n";
+}
+
+} // namespace
+
+void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWeights &prepared,
+                 const std::vector<RawView> &rawViews, const std::vector<TensorSpec> &manifest,
+                 const ExecutorOptions &options) {
+  const bool gpu = options.target.gpu;
+  const std::string &suffix = options.variantSuffix;
+  // GPU: the packed block sits inside the DeviceWeights that also holds
+  // the uploaded views.
+  const char *blockType = gpu ? "DeviceWeights" : "Aligned<float>";
+  const std::string blockData = gpu ? "block->block.data" : "block->data";
+  os << "// Packs every linear weight once into the GEMMs' panel layout, stacking\n"
+     << "// the parts of a fused projection's weights first"
+     << (gpu ? "; then uploads the weights to the GPU, once.\n" : ".\n")
+     << "int prepare(const void *const *weights, int32_t threads, tmr_weight_done_fn done,\n"
+     << "            void *doneContext, void **prepared, char *err, size_t errLen) {\n"
+     << "  tmr_halide_error_clear();\n"
+     << "  halide_set_num_threads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
+     << "  auto *block = new (std::nothrow) " << blockType << ";\n"
+     << "  if (!block || !block->" << (gpu ? "block." : "") << "allocate(" << prepared.floats
+     << ")) {\n"
+     << "    delete block;\n"
+     << "    std::snprintf(err, errLen, \"out of memory for the packed weights\");\n"
+     << "    return 1;\n  }\n";
+  // Stacked weights read unpacked (biases) are copied before any raw page
+  // is released below.
+  for (size_t j = 0; j < plan.joined.size(); ++j)
+    if (prepared.joinedOffset[j] >= 0)
+      emitStack(os, plan.joined[j], manifest,
+                blockData + " + " + std::to_string(prepared.joinedOffset[j]));
+  // Weights that runs also read raw (a tied head's embedding table) are
+  // packed first: while both copies of such a table are resident, nothing
+  // else is yet, so loading never peaks above the weights' own size.
+  auto readRaw = [&](const PackedWeight &pack) {
+    for (int64_t source : manifestSources(plan, pack.source))
+      if (prepared.readRaw.count(source))
+        return true;
+    return false;
+  };
+  std::vector<const PackedWeight *> order;
+  for (bool raw : {true, false})
+    for (const PackedWeight &pack : prepared.packs)
+      if (readRaw(pack) == raw)
+        order.push_back(&pack);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PackedWeight &pack = *order[i];
+    const KernelDesc &kernel = plan.kernels[pack.kernel];
+    std::string what;
+    os << "  {\n";
+    if (pack.source.kind == Slot::Kind::Joined) {
+      const JoinedWeight &joined = plan.joined[pack.source.index];
+      os << "    Aligned<float> stacked;\n"
+         << "    if (!stacked.allocate(" << joined.floats() << ")) {\n"
+         << "      delete block;\n"
+         << "      std::snprintf(err, errLen, \"out of memory for a stacked weight\");\n"
+         << "      return 1;\n    }\n";
+      emitStack(os, joined, manifest, "stacked.data");
+      os << "    View w(stacked.data, halide_type_float, {";
+      for (int64_t part : joined.parts)
+        what += (what.empty() ? "" : " + ") + manifest[part].name;
+    } else {
+      os << "    View w(weights[" << pack.source.index << "], halide_type_float, {";
+      what = manifest[pack.source.index].name;
+    }
+    os << kernel.inWidth << ", " << kernel.width << "});\n"
+       << "    View p(" << blockData << " + " << pack.offset << ", halide_type_float, {"
+       << pack.layout.panelWidth << ", " << pack.layout.K << ", " << pack.layout.panels
+       << "});\n"
+       << "    if (int rc = tmk_pack_" << kernel.name() << suffix << "(w.get(), p.get())) {\n"
+       << "      delete block;\n"
+       << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + what)
+       << ", rc);\n    }\n";
+    // A raw weight may go once its last pack is made; one that another
+    // kernel reads (a table lookup) only as far as it can be read back.
+    for (int64_t source : manifestSources(plan, pack.source)) {
+      bool lastPack = true;
+      for (size_t later = i + 1; later < order.size(); ++later)
+        for (int64_t other : manifestSources(plan, order[later]->source))
+          lastPack = lastPack && other != source;
+      if (lastPack)
+        os << "    if (done)\n      done(doneContext, " << source << ", "
+           << (prepared.readRaw.count(source) ? 1 : 0) << ");\n";
+    }
+    os << "  }\n";
+  }
+  if (gpu) {
+    os << "  // Halide opens libcuda.so, which only a driver's development files\n"
+       << "  // provide; every driver ships libcuda.so.1. Loaded globally first, its\n"
+       << "  // symbols are found either way (Halide looks in the process first).\n"
+       << "  dlopen(\"libcuda.so.1\", RTLD_NOW | RTLD_GLOBAL);\n"
+       << "  // Device copies go back to Halide's cache, not the driver, between calls.\n"
+       << "  halide_reuse_device_allocations(nullptr, true);\n"
+       << "  block->raw.resize(" << rawViews.size() << ");\n"
+       << "  block->packed.resize(" << prepared.packs.size() << ");\n";
+    auto emitUpload = [&](const std::string &slot, const std::string &data,
+                          const std::vector<int64_t> &extents, const std::string &what) {
+      os << "  " << slot << " = new (std::nothrow) View(" << data << ", halide_type_float, {";
+      llvm::interleaveComma(extents, os);
+      os << "});\n"
+         << "  if (int rc = upload(" << slot << ")) {\n"
+         << "    delete block;\n"
+         << "    return kernelFailed(err, errLen, " << cxxStringLiteral("upload of " + what)
+         << ", rc);\n"
+         << "  }\n";
+    };
+    for (size_t i = 0; i < rawViews.size(); ++i) {
+      const Slot &slot = rawViews[i].first;
+      bool joined = slot.kind == Slot::Kind::Joined;
+      std::string data =
+          joined ? llvm::formatv("block->block.data + {0}", prepared.joinedOffset[slot.index]).str()
+                 : llvm::formatv("weights[{0}]", slot.index).str();
+      std::string what = joined ? "stacked weight " + std::to_string(slot.index)
+                                : manifest[slot.index].name;
+      emitUpload(llvm::formatv("block->raw[{0}]", i).str(), data, rawViews[i].second, what);
+    }
+    for (size_t i = 0; i < prepared.packs.size(); ++i) {
+      const PackedWeight &pack = prepared.packs[i];
+      std::string what = pack.source.kind == Slot::Kind::Joined
+                             ? "stacked weight " + std::to_string(pack.source.index)
+                             : manifest[pack.source.index].name;
+      emitUpload(llvm::formatv("block->packed[{0}]", i).str(),
+                 llvm::formatv("block->block.data + {0}", pack.offset).str(),
+                 {pack.layout.panelWidth, pack.layout.K, pack.layout.panels}, "packed " + what);
+    }
+  }
+  os << "  *prepared = block;\n  return 0;\n}\n\n"
+     << "void release(void *prepared) { delete static_cast<" << blockType
+     << " *>(prepared); }\n\n";
+}
+
+} // namespace tmc

@@ -1,0 +1,62 @@
+//===- PreparedWeights.h - What an executable builds from its weights -*- C++ -*-===//
+//
+// Before the first run an executable prepares its weights once: every linear
+// weight packed into its GEMM's panel layout (LowerPack.cpp's contract), and
+// every stacked weight (KernelPlan::joined, a fused projection's) built from
+// its parts. This is the layout of that prepared block and the generator of
+// the executor's prepare(); ExecutorGen writes run(), which reads the block.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/ExecutorGen.h"
+#include "compiler/Schedule.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace tmc {
+
+/// One linear weight as its GEMM reads it, packed at `offset` floats.
+struct PackedWeight {
+  size_t kernel;
+  Slot source; ///< a manifest Weight, or a Joined weight stacked first
+  GemmLayout layout;
+  int64_t offset;
+  int64_t floats() const { return layout.panelWidth * layout.K * layout.panels; }
+};
+
+/// A weight some kernel reads unpacked, in the shape it reads it (GPU: one
+/// persistent device view each).
+using RawView = std::pair<Slot, std::vector<int64_t>>;
+
+struct PreparedWeights {
+  std::vector<PackedWeight> packs;
+  /// Per KernelPlan::joined entry: where its stacked copy sits in the block
+  /// when some kernel reads it unpacked (a stacked bias), else -1.
+  std::vector<int64_t> joinedOffset;
+  int64_t floats = 0; ///< the whole block
+  /// Manifest tensors some kernel reads unpacked (as well as any packed copy).
+  std::set<int64_t> readRaw;
+
+  bool empty() const { return floats == 0; }
+  /// The packed weight `call` (a linear) reads as its argument 1, or null.
+  const PackedWeight *packOf(const KernelCall &call) const;
+};
+
+PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target);
+
+/// Manifest tensors a weight slot is made of: itself, or a stack's parts.
+std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot);
+
+/// Writes the executor's prepare() and release(): packs (after stacking),
+/// copies stacked weights read raw, and on a GPU target uploads every packed
+/// weight and every view of `rawViews`, once.
+void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWeights &prepared,
+                 const std::vector<RawView> &rawViews, const std::vector<TensorSpec> &manifest,
+                 const ExecutorOptions &options);
+
+} // namespace tmc
