@@ -32,6 +32,7 @@ const PackedWeight *PreparedWeights::packOf(const KernelCall &call) const {
 PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target) {
   PreparedWeights out;
   out.joinedOffset.assign(plan.joined.size(), -1);
+  std::vector<bool> joinedReadRaw(plan.joined.size(), false);
   std::map<std::tuple<size_t, Slot::Kind, int64_t>, size_t> seen;
   for (const KernelCall &call : plan.calls) {
     if (call.kind != KernelCall::Kind::Kernel)
@@ -43,9 +44,8 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
       bool packed = linear && a == 1;
       if (slot.kind == Slot::Kind::Weight && !packed)
         out.readRaw.insert(slot.index);
-      if (slot.kind == Slot::Kind::Joined && !packed && out.joinedOffset[slot.index] < 0) {
-        out.joinedOffset[slot.index] = -2; // placed after the packs, below
-      }
+      if (slot.kind == Slot::Kind::Joined && !packed)
+        joinedReadRaw[slot.index] = true;
       if (!packed || !seen.try_emplace({call.kernel, slot.kind, slot.index}, 0).second)
         continue;
       // Each pack starts on an alignment boundary.
@@ -56,8 +56,9 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
       out.packs.push_back(pack);
     }
   }
+  // Stacked weights read unpacked go after the packs.
   for (size_t j = 0; j < plan.joined.size(); ++j)
-    if (out.joinedOffset[j] == -2) {
+    if (joinedReadRaw[j]) {
       out.joinedOffset[j] = out.floats;
       out.floats += aligned32(plan.joined[j].floats());
     }
