@@ -136,6 +136,8 @@ def main():
     parser.add_argument("--expect", help="kernel kinds (name prefixes) that must have PTX")
     parser.add_argument("--usage", action="store_true")
     args = parser.parse_args()
+    # The executable runs with the work folder as its cwd: name it absolutely.
+    args.work = os.path.abspath(args.work)
     os.makedirs(args.work, exist_ok=True)
     failures = check_usage(args.tmc, args.work) if args.usage else check_spec(args)
     if failures is None:
