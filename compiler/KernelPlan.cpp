@@ -233,7 +233,9 @@ private:
       Slot slot = whole;
       slot.width = width(part);
       slot.column = whole.column + column;
-      slot.rowStride = whole.rowStride ? whole.rowStride : whole.width;
+      // The buffer's own rows (a value with static rows has a slot width of
+      // rows x width).
+      slot.rowStride = whole.rowStride ? whole.rowStride : width(split.getInput());
       slots[part] = slot;
       std::string origin = named ? valueName(fused.getLocations()[index]) : "";
       out.calls[producer->second].parts.push_back({origin, column, slot.width});
