@@ -365,11 +365,11 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   return plan;
 }
 
-int64_t JoinedWeight::floats() const {
-  int64_t floats = 1;
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
   for (int64_t extent : shape)
-    floats *= extent;
-  return floats;
+    count *= extent;
+  return count;
 }
 
 namespace {

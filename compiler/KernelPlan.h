@@ -121,13 +121,16 @@ struct Slot {
   bool strided() const { return rowStride != 0 && rowStride != width; }
 };
 
+/// Elements of a tensor of `shape` (a static one: no overflow check).
+int64_t elementCount(const std::vector<int64_t> &shape);
+
 /// A weight the executable builds once while it prepares the weights: the
 /// manifest tensors `parts` stacked along dimension 0 (a fused projection's
 /// weight or bias). `shape` is the stacked shape.
 struct JoinedWeight {
   std::vector<int64_t> parts;
   std::vector<int64_t> shape;
-  int64_t floats() const;
+  int64_t floats() const { return elementCount(shape); }
 };
 
 /// A column range of a call's result that stands for a value of its own

@@ -4,7 +4,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <map>
+#include <set>
+#include <tuple>
 
 namespace tmc {
 
@@ -33,7 +34,7 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
   PreparedWeights out;
   out.joinedOffset.assign(plan.joined.size(), -1);
   std::vector<bool> joinedReadRaw(plan.joined.size(), false);
-  std::map<std::tuple<size_t, Slot::Kind, int64_t>, size_t> seen;
+  std::set<std::tuple<size_t, Slot::Kind, int64_t>> seen;
   for (const KernelCall &call : plan.calls) {
     if (call.kind != KernelCall::Kind::Kernel)
       continue;
@@ -46,7 +47,7 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
         out.readRaw.insert(slot.index);
       if (slot.kind == Slot::Kind::Joined && !packed)
         joinedReadRaw[slot.index] = true;
-      if (!packed || !seen.try_emplace({call.kernel, slot.kind, slot.index}, 0).second)
+      if (!packed || !seen.insert({call.kernel, slot.kind, slot.index}).second)
         continue;
       // Each pack starts on an alignment boundary.
       PackedWeight pack{call.kernel, slot,
@@ -73,9 +74,7 @@ void emitStack(llvm::raw_ostream &os, const JoinedWeight &joined,
                const std::vector<TensorSpec> &manifest, const std::string &destination) {
   os << "    {\n      float *to = " << destination << ";\n";
   for (int64_t part : joined.parts) {
-    int64_t floats = 1;
-    for (int64_t extent : manifest[part].shape)
-      floats *= extent;
+    int64_t floats = elementCount(manifest[part].shape);
     os << "      std::memcpy(to, weights[" << part << "], sizeof(float) * " << floats << ");\n"
        << "      to += " << floats << ";\n";
   }
