@@ -52,7 +52,7 @@ bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weig
                const void *prepared, int32_t threads, const BenchInputs &inputs,
                BenchResult *result, std::string *error) {
   std::vector<double> prefill, decode;
-  std::vector<float> output;
+  AlignedVector<float> output;
   Sampler greedy(SamplingOptions{});
   for (int run = 0; run <= inputs.runs; ++run) {
     Session session(desc, weights, prepared, threads);

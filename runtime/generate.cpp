@@ -15,7 +15,7 @@ bool sampleLoop(Session &session, const std::vector<float> &lastLogits,
                 std::string *error) {
   const int64_t vocab = session.model().output_width;
   Sampler sampler(options.sampling);
-  std::vector<float> logits = lastLogits;
+  AlignedVector<float> logits(lastLogits.begin(), lastLogits.end());
   for (int64_t step = 0; step < options.maxNew; ++step) {
     std::optional<int32_t> next = sampler.next(logits.data(), vocab, error);
     if (!next)
@@ -46,7 +46,8 @@ bool beamLoop(Session &session, const std::vector<float> &lastLogits,
   std::vector<std::unique_ptr<Session>> beams;
   beams.push_back(std::make_unique<Session>(desc, session.weights(), session.prepared(), session.threads()));
   beams[0]->copyStateFrom(session);
-  std::vector<float> rows = lastLogits, row;
+  std::vector<float> rows = lastLogits;
+  AlignedVector<float> row;
   while (!search.finished()) {
     std::optional<BeamStep> step = search.step(rows.data(), vocab, error);
     if (!step)

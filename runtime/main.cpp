@@ -40,7 +40,7 @@ namespace {
 
 using namespace tmr::cli;
 
-void printSummary(const std::vector<float> &output, int64_t rows, int64_t width,
+void printSummary(const tmr::AlignedVector<float> &output, int64_t rows, int64_t width,
                   const tmr_model_desc &desc) {
   std::printf("output: f32 [1, %lld, %lld] (%s)\n", (long long)rows, (long long)width,
               desc.output_kind ? desc.output_kind : "output");
@@ -194,7 +194,7 @@ int runMain(int argc, char **argv) {
   session->setSource(source);
   session->setLength(length);
   // The prompt, once; then one decoding step per new token, reading the caches.
-  std::vector<float> output;
+  tmr::AlignedVector<float> output;
   if (!session->run(tokens, segments, &output, &error))
     return reportError(error);
   int64_t rows = desc->output_rows ? desc->output_rows : numTokens;

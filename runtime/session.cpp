@@ -13,7 +13,7 @@ Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &we
       arena(static_cast<size_t>(desc.arena_floats)) {}
 
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
-                  std::vector<float> *output, std::string *error) {
+                  AlignedVector<float> *output, std::string *error) {
   int64_t count = static_cast<int64_t>(tokens.size());
   int64_t rows = desc.output_rows ? desc.output_rows : count;
   // NaN, so that any element the model fails to write is visible.

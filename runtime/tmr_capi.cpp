@@ -33,7 +33,7 @@ struct tmr_session {
   /// An encoder-decoder's source segment ids (empty: all 0), for its first run.
   std::vector<int32_t> sourceSegments;
   std::vector<int32_t> tokens, segments;
-  std::vector<float> output;
+  tmr::AlignedVector<float> output;
 
   tmr_session(tmr_model *owner, int32_t threads)
       : owner(owner), session(owner->model->desc(), owner->model->weights(),

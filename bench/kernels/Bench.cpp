@@ -63,10 +63,12 @@ const BenchShape kShapes[] = {
     {"GPT-2 prefill QKV", 128, 768, 2304},
     {"GPT-2/BERT prefill FFN up", 128, 768, 3072},
     {"GPT-2/BERT prefill FFN down", 128, 3072, 768},
+    {"GPT-2 prefill LM head", 128, 768, 50257},
     {"GPT-2 decode QKV", 1, 768, 2304},
     {"GPT-2 decode attn out", 1, 768, 768},
     {"GPT-2 decode FFN up", 1, 768, 3072},
     {"GPT-2 decode FFN down", 1, 3072, 768},
+    {"GPT-2 decode LM head", 1, 768, 50257},
 };
 
 double seconds(std::chrono::steady_clock::duration d) {
