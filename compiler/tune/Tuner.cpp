@@ -20,6 +20,7 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/tune/Autoschedule.h"
+#include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Format.h"
 #include "compiler/tune/Measure.h"
 #include "compiler/tune/Search.h"
@@ -127,6 +128,7 @@ private:
   KernelPlan plan;
   std::string modelName;
   int tokens = 128;
+  double fmaPeak = 0; ///< GFLOP/s at options.threads; 0: not measured
   TuningDb db;
   std::string workDir, runtimeObject;
   std::vector<Job> jobs;
@@ -251,6 +253,14 @@ bool Tuner::setUp() {
       progress.note("tmc: note: " + options.db + ": replacing the entry for kernel '" + job.name +
                     "' (--resume continues from it)");
   }
+  // The GEMM limit the report compares with, measured now, on this machine,
+  // at the tuning thread count (before any candidate runs).
+  std::string why;
+  fmaPeak = measureFmaPeak(target, options.threads, &why);
+  progress.note(fmaPeak > 0 ? "tmc: FMA peak (" + std::string(target.isaName()) + ", " +
+                                  std::to_string(options.threads) + " threads): " +
+                                  fixed(fmaPeak, 1) + " GFLOP/s, the GEMM limit of the report"
+                            : "tmc: note: no FMA peak measured: " + why);
   progress.note("tmc: tuning " + std::to_string(jobs.size()) + " distinct kernels of " +
                 modelName + " (" + std::to_string(plan.calls.size()) + " calls) for " +
                 target.halideTarget + ", T = " + std::to_string(tokens) + ", " +
@@ -289,6 +299,7 @@ void Tuner::profile() {
     e.schedule = e.defaultSchedule = base.str();
     e.tokens = tokens;
     e.threads = options.threads;
+    e.fmaPeakGflops = fmaPeak;
     e.calls = job.calls;
     e.defaultMs = e.bestMs = m.scoreMs;
     e.defaultDecodeMs = e.bestDecodeMs = m.decodeMs;

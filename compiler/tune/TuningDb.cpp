@@ -61,7 +61,8 @@ json toJson(const TuningEntry &e) {
           {"tokens", e.tokens},       {"threads", e.threads},
           {"calls", e.calls},         {"default_ms", e.defaultMs},
           {"best_ms", e.bestMs},      {"default_decode_ms", e.defaultDecodeMs},
-          {"best_decode_ms", e.bestDecodeMs}, {"trials", e.trials},
+          {"best_decode_ms", e.bestDecodeMs}, {"fma_peak_gflops", e.fmaPeakGflops},
+          {"trials", e.trials},
           {"confirmed", e.confirmed}, {"history", history}};
 }
 
@@ -112,7 +113,8 @@ bool fromJson(const json &j, TuningEntry *e, std::string *error) {
       !integer("threads", &e->threads, 0, 1 << 16) || !integer("calls", &e->calls, 0, 1 << 20))
     return false;
   for (auto [key, out] : {std::pair{"default_decode_ms", &e->defaultDecodeMs},
-                          std::pair{"best_decode_ms", &e->bestDecodeMs}})
+                          std::pair{"best_decode_ms", &e->bestDecodeMs},
+                          std::pair{"fma_peak_gflops", &e->fmaPeakGflops}})
     if (auto it = j.find(key); it != j.end() && it->is_number())
       *out = it->get<double>();
   if (auto it = j.find("confirmed"); it != j.end() && it->is_boolean())

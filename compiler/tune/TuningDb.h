@@ -41,6 +41,10 @@ struct TuningEntry {
   int calls = 1;          ///< calls per forward pass in the model
   double defaultMs = 0, bestMs = 0;          ///< at `tokens`
   double defaultDecodeMs = 0, bestDecodeMs = 0; ///< at T = 1 (optional in the file)
+  /// The machine's FMA peak at `threads`, measured by the tuning run that
+  /// wrote the entry (GFLOP/s; 0: not measured; optional in the file): the
+  /// GEMM limit the report compares the kernels with.
+  double fmaPeakGflops = 0;
   int trials = 0;         ///< candidates measured (the default included)
   bool confirmed = false; ///< the best beat the default in a final interleaved re-measurement
   std::vector<std::pair<int, double>> history; ///< (trial, best ms so far) at each improvement

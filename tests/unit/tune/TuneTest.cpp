@@ -3,6 +3,7 @@
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
 #include "compiler/tune/Autoschedule.h"
+#include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Measure.h"
 #include "compiler/tune/Search.h"
 #include "compiler/tune/TuningDb.h"
@@ -111,6 +112,7 @@ TEST(TuningDb, RoundTripAndSelection) {
   TuningDb db;
   db.entries.push_back(entryFor(plan.kernels[0], slower, 1.5));
   db.entries.push_back(entryFor(plan.kernels[0], tuned, 1.0)); // the faster one wins
+  db.entries.back().fmaPeakGflops = 231.5;
   TuningEntry foreign = entryFor(plan.kernels[1], tuned, 0.5);
   foreign.target = "arm-64-linux";
   db.entries.push_back(foreign);
@@ -125,6 +127,8 @@ TEST(TuningDb, RoundTripAndSelection) {
   ASSERT_EQ(back.entries.size(), 4u);
   EXPECT_EQ(back.entries[1].history.size(), 2u);
   EXPECT_EQ(back.entries[1].line, 3);
+  EXPECT_EQ(back.entries[1].fmaPeakGflops, 231.5);
+  EXPECT_EQ(back.entries[0].fmaPeakGflops, 0); // not measured
 
   std::vector<std::string> warnings, found;
   ScheduleTable table = selectSchedules(back, plan, target, &warnings, &found);
@@ -182,6 +186,28 @@ TEST(TuningDb, BadFilesAreErrors) {
   std::remove(path.c_str());
   EXPECT_TRUE(loadTuningDb(path, &db, &error, /*allowMissing=*/true));
   EXPECT_FALSE(loadTuningDb(path, &db, &error));
+}
+
+TEST(FmaPeak, MeasuredWhereTheCpuRunsTheTarget) {
+  // 12 chains of 8 (AVX2) or 16 (AVX-512) lanes, 2 FLOPs per lane.
+  EXPECT_EQ(fmaPeakFlopsPerIteration(avx2()), 192);
+  EXPECT_EQ(fmaPeakFlopsPerIteration(avx512()), 384);
+  std::string why;
+  TargetInfo gpu = avx2();
+  gpu.gpu = true;
+  EXPECT_EQ(measureFmaPeak(gpu, 1, &why), 0);
+  EXPECT_NE(why.find("GPU"), std::string::npos) << why;
+  __builtin_cpu_init();
+  for (const TargetInfo &target : {avx2(), avx512()}) {
+    why.clear();
+    double peak = measureFmaPeak(target, 2, &why);
+    bool runs = target.isa == Isa::AVX512 ? __builtin_cpu_supports("avx512f")
+                                          : __builtin_cpu_supports("avx2");
+    // No figure is asserted (the machine is shared); only that one exists
+    // exactly when the CPU can run the target, and a reason when it cannot.
+    EXPECT_EQ(peak > 0, runs) << target.name << ": " << why;
+    EXPECT_EQ(why.empty(), runs) << target.name << ": " << why;
+  }
 }
 
 TEST(SearchSpace, SeedsAndMutationsAreValidCanonicalAndDistinct) {

@@ -1,0 +1,141 @@
+//===- FmaPeak.cpp - The machine's measured FMA throughput ----------------===//
+//
+// Each thread runs kChains independent accumulator chains, enough to cover
+// the FMA latency times the FMA ports of any x86 core we target (4 cycles x
+// 2 ports = 8 needed), with every operand in registers: no loads, so the
+// loop measures the arithmetic limit and nothing else. The threads start
+// together behind a barrier so that the figure is what they sustain side by
+// side (two vCPUs may share a physical core or a power budget).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/tune/FmaPeak.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tmc::tune {
+
+namespace {
+
+constexpr int kChains = 12;
+constexpr long kIterations = 10000000;
+
+#if defined(__x86_64__)
+float sumLanes(const float *lanes, int count) {
+  float total = 0;
+  for (int i = 0; i < count; ++i)
+    total += lanes[i];
+  return total;
+}
+
+__attribute__((target("avx512f"))) float fmaLoopAvx512(long iterations, float seed) {
+  __m512 acc[kChains];
+  for (int c = 0; c < kChains; ++c)
+    acc[c] = _mm512_set1_ps(seed + static_cast<float>(c));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c)
+      acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+  __m512 sum = acc[0];
+  for (int c = 1; c < kChains; ++c)
+    sum = _mm512_add_ps(sum, acc[c]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  return sumLanes(lanes, 16);
+}
+
+__attribute__((target("avx2,fma"))) float fmaLoopAvx2(long iterations, float seed) {
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; ++c)
+    acc[c] = _mm256_set1_ps(seed + static_cast<float>(c));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c)
+      acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+  __m256 sum = acc[0];
+  for (int c = 1; c < kChains; ++c)
+    sum = _mm256_add_ps(sum, acc[c]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  return sumLanes(lanes, 8);
+}
+#endif
+
+using Loop = float (*)(long, float);
+
+/// The loop for `target` on this machine, or null with the reason.
+Loop loopFor(const TargetInfo &target, std::string *why) {
+  if (target.gpu) {
+    *why = "a GPU target's limit is not measured on the host";
+    return nullptr;
+  }
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (target.isa == Isa::AVX512) {
+    if (__builtin_cpu_supports("avx512f"))
+      return fmaLoopAvx512;
+    *why = "this CPU lacks AVX-512";
+    return nullptr;
+  }
+  if (target.isa == Isa::AVX2) {
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return fmaLoopAvx2;
+    *why = "this CPU lacks AVX2 and FMA";
+    return nullptr;
+  }
+#endif
+  *why = std::string("no FMA measurement for ") + target.isaName() + " on this machine";
+  return nullptr;
+}
+
+} // namespace
+
+int fmaPeakFlopsPerIteration(const TargetInfo &target) {
+  return kChains * target.vectorWidth * 2;
+}
+
+double measureFmaPeak(const TargetInfo &target, int threads, std::string *why) {
+  Loop loop = loopFor(target, why);
+  if (!loop)
+    return 0;
+  threads = std::max(1, threads);
+  double best = 0;
+  std::atomic<float> sink{0};
+  for (int run = 0; run < 5; ++run) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<double> seconds(static_cast<size_t>(threads));
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (!go.load())
+          std::this_thread::yield();
+        auto start = std::chrono::steady_clock::now();
+        float result = loop(kIterations, static_cast<float>(t));
+        seconds[static_cast<size_t>(t)] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        sink.store(result); // keeps the loop's result alive
+      });
+    while (ready.load() < threads)
+      std::this_thread::yield();
+    go.store(true);
+    for (std::thread &w : workers)
+      w.join();
+    // The slowest thread bounds what the threads do together.
+    double slowest = *std::max_element(seconds.begin(), seconds.end());
+    double flops = static_cast<double>(fmaPeakFlopsPerIteration(target)) * kIterations * threads;
+    best = std::max(best, flops / slowest / 1e9);
+  }
+  return best;
+}
+
+} // namespace tmc::tune

@@ -1,0 +1,26 @@
+//===- FmaPeak.h - The machine's measured FMA throughput --------*- C++ -*-===//
+//
+// The GEMM limit `tmc tune` reports its kernels against: what this machine's
+// cores sustain in vector fused multiply-adds at the tuning thread count,
+// measured in the tuning run itself (a VM's clock, its neighbours and the
+// CPU model all move it; a number from a data sheet would not).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Target.h"
+
+#include <string>
+
+namespace tmc::tune {
+
+/// Single-precision FLOPs one loop iteration of the measurement performs per
+/// thread: independent FMA chains x lanes x 2 (a multiply and an add).
+int fmaPeakFlopsPerIteration(const TargetInfo &target);
+
+/// GFLOP/s of `threads` threads running independent FMA chains on `target`'s
+/// vectors at once, best of a few runs. 0 with `*why` when this machine
+/// cannot run the target's vector instructions (another ISA, a GPU target).
+double measureFmaPeak(const TargetInfo &target, int threads, std::string *why);
+
+} // namespace tmc::tune
