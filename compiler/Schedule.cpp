@@ -63,8 +63,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   s.vectorWidth = target.vectorWidth;
   const bool avx512 = target.isa == Isa::AVX512, neon = target.isa == Isa::NEON;
   // AVX-512: 4 vectors x 6 rows = 24 of the 32 zmm registers accumulate, 4
-  // hold the weight row and 1 the broadcast token value (PERFORMANCE.md: a
-  // wider or taller tile spills or runs out of row pointers). AVX2: 3 x 4 =
+  // hold the weight row and 1 the broadcast token value (most GEMMs take 3 x
+  // 8 instead, below; a wider or taller tile spills). AVX2: 3 x 4 =
   // 12 of the 16 ymm registers, 3 for the weights and 1 for the broadcast;
   // it measured 1-5% above BLIS's 2 x 6 here, and its 3 independent chains
   // per row help the one-row decode tile. NEON has 32 q registers of 4
@@ -75,8 +75,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // Blocking K keeps a block of the weight panel in cache while every row
     // tile of the tokens passes over it, at the price of storing partial sums
     // per block. Measured on the GPT-2/BERT shapes (bench/kernels/README.md):
-    // for K <= 1024, blocks of 128 (AVX-512: a 32 KiB panel block, L1) or
-    // 384 (AVX2) win 3-6%; for K = 3072, AVX-512 runs fastest unblocked and
+    // for K <= 1024, blocks of 128 (AVX-512's 4 x 6 tile: a 32 KiB panel
+    // block, L1) or 384 (AVX2) win 3-6%; for K = 3072, AVX-512 runs fastest unblocked and
     // AVX2 with blocks of 256. NEON (not measured on hardware: this machine
     // only emulates it): blocks of 256 keep a 16 KiB panel block in even a
     // 32 KiB L1.
@@ -88,6 +88,19 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     else
       s.kBlock = longK ? 256 : 384;
     s.unrollK = 1;
+    // AVX-512 GEMMs: 3 vectors x 8 rows (24 zmm accumulators again), K
+    // unblocked. It beat 4 x 6 with K blocks of 128 by 3-8% on every GPT-2
+    // shape of K 768 on an AMD Zen 4 (bench/kernels, 2026-11-25), and `tmc
+    // tune` picked 48 x 8 for three of GPT-2's GEMMs on the Intel machine too
+    // (bench/results/tune/run2-p10); 8 rows also divide the usual prompt
+    // lengths, where 6 computes 4 clamped rows of 132 at T = 128. Widths that
+    // 64 divides and 48 does not (256, 512, 1024: 5% padding in panels of 48)
+    // keep the 4 x 6 tile.
+    if (avx512 && !(kernel.width % 64 == 0 && kernel.width % 48 != 0)) {
+      s.tileCols = 3 * s.vectorWidth;
+      s.tileRows = 8;
+      s.kBlock = 0;
+    }
     // Narrow layers: a tile wider than the layer only computes padding.
     int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
     s.tileCols = static_cast<int>(std::min<int64_t>(s.tileCols, roundedWidth));

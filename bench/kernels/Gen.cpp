@@ -83,6 +83,20 @@ const Variant kVariants[] = {
        s.tileRows = 4;
        return true;
      }},
+    {"4x6kb128", // the AVX-512 default until 2026-11-25
+     [](Schedule &s, const Shape &sh) {
+       s.tileCols = 4 * s.vectorWidth;
+       s.tileRows = 6;
+       s.kBlock = sh.K > 1024 ? 0 : 128;
+       return true;
+     }},
+    {"3x8kb128",
+     [](Schedule &s, const Shape &sh) {
+       s.tileCols = 3 * s.vectorWidth;
+       s.tileRows = 8;
+       s.kBlock = 128;
+       return true;
+     }},
     {"2x6tile",
      [](Schedule &s, const Shape &) {
        s.tileCols = 2 * s.vectorWidth;

@@ -5,7 +5,7 @@
 // P contiguous floats: the inner loop broadcasts one token value and
 // multiplies it into P/vw vectors, for tileRows tokens at once. The
 // P x tileRows accumulators live in a tile-local Func that LLVM keeps in
-// registers (PERFORMANCE.md: 64 x 6 on AVX-512 = 24 zmm).
+// registers (AVX-512: 48 x 8 or 64 x 6 = 24 zmm; Schedule.cpp says which).
 //
 // Loop nest (unblocked): panel p [parallel] > row tile > k > row > vector.
 // Blocked (kBlock < K): panel p [parallel] > k block > row tile > k > row >
