@@ -226,8 +226,8 @@ int runReport(const TuneOptions &options) {
     if (fmaPeak > 0) {
       // The bar: tuning pays, or the defaults leave under 10% on the table.
       os << "GEMM limit: " << fixed(fmaPeak, 1) << " GFLOP/s (FMA peak at " << peakThreads
-         << " threads, measured by the tuning run); default " << fixed(100 * rate[0] / fmaPeak, 0)
-         << "%, tuned " << fixed(100 * rate[1] / fmaPeak, 0) << "% of it: the defaults are "
+         << " threads, measured by the tuning run); default " << fixed(100 * rate[0] / fmaPeak, 1)
+         << "%, tuned " << fixed(100 * rate[1] / fmaPeak, 1) << "% of it: the defaults are "
          << (rate[0] >= 0.9 * fmaPeak ? "within" : "not within") << " 10% of the limit\n";
     } else {
       os << "GEMM limit: not measured (a database of an older tmc, or a target this machine "
