@@ -96,7 +96,7 @@ double measureFmaPeak(const TargetInfo &target, int threads, std::string *why) {
   threads = std::max(1, threads);
   double best = 0;
   std::atomic<float> sink{0};
-  for (int run = 0; run < 5; ++run) {
+  for (int run = 0; run < 9; ++run) {
     std::atomic<int> ready{0};
     std::atomic<bool> go{false};
     std::vector<double> seconds(static_cast<size_t>(threads));
