@@ -48,14 +48,15 @@ std::string combinedName(ArrayRef<LinearOp> group) {
     if (names.back().empty())
       return "";
   }
-  size_t common = names.front().size();
-  for (StringRef name : names)
-    common = std::min(common, static_cast<size_t>(
-                                  std::mismatch(name.begin(), name.begin() + std::min(common, name.size()),
-                                                names.front().begin())
-                                      .first -
-                                  name.begin()));
-  size_t prefix = StringRef(names.front()).take_front(common).rfind('.');
+  StringRef first = names.front();
+  size_t common = first.size();
+  for (StringRef name : names) {
+    size_t same = 0;
+    while (same < common && same < name.size() && name[same] == first[same])
+      ++same;
+    common = same;
+  }
+  size_t prefix = first.take_front(common).rfind('.');
   prefix = prefix == StringRef::npos ? 0 : prefix + 1;
   std::string out = names.front().substr(0, prefix);
   for (auto [index, name] : llvm::enumerate(names))
