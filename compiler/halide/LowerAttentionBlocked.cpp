@@ -3,10 +3,10 @@
 // The key-blocked form of lowerAttention (Schedule::keyBlock > 0), in the
 // manner of flash attention: one parallel task per head walks its query
 // tiles (`queryTile` queries), and for each tile the keys in blocks of
-// `keyBlock` (transposed once per head). Per block it computes the tile's scores,
-// the block's own row maximum, exp(score - block max), their sum and their
-// weighted sum of values; the running state (weighted sum, sum, maximum) of
-// each query then absorbs the block by rescaling whichever side has the
+// `keyBlock` (transposed once per head). Per block it computes the tile's
+// scores, the block's own row maximum, exp(score - block max), their sum and
+// their weighted sum of values; the running state (weighted sum, sum, maximum)
+// of each query then absorbs the block by rescaling whichever side has the
 // smaller maximum. Only one block of scores is ever live, whatever the
 // sequence length.
 //
@@ -52,9 +52,11 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Expr pos = keys - queries + i;
 
   // The block's keys, transposed so that scores vectorize over keys; keys
-  // past the end read the last one and are masked below.
-  Func keysT("keys_t");
-  keysT(jj, d, h, kb) = k(d, h / group, clamp(key, 0, keys - 1));
+  // past the end read the last one and are masked below. key_rows is the
+  // keys as stored, staged per square tile of the transpose.
+  Func keyRows("key_rows"), keysT("keys_t");
+  keyRows(d, jj, h, kb) = k(d, h / group, clamp(key, 0, keys - 1));
+  keysT(jj, d, h, kb) = keyRows(d, jj, h, kb);
   RDom rd(0, headDim, "rd");
   Func score("score");
   score(jj, i, h, kb) = 0.0f;
@@ -90,7 +92,12 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // are monotone in the position: the tile's first and last queries bound it.
   Expr firstPos = keys - queries + io * tile;
   Expr lastPos = keys - queries + min(io * tile + tile - 1, queries - 1);
-  RDom rb(0, blocks, "rb");
+  // The state walks the blocks (ru.y) and, per block, the features (ru.x).
+  // The features are a reduction variable rather than a pure one because
+  // Halide lets only a reduction variable read the state at another
+  // feature: every feature reads the running maximum of the last one.
+  RDom ru(0, headDim, 0, blocks, "ru");
+  RVar rc = ru.x, rb = ru.y;
   Expr firstKey = visibleKeys(mask, firstPos, length, keys).first;
   Expr lastKey = visibleKeys(mask, lastPos, length, keys).second;
   Expr inRange = rb >= firstKey / block && rb <= lastKey / block;
@@ -131,23 +138,28 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     }
     inRange = rb <= boundLast / block && seen;
   }
-  rb.where(inRange);
+  ru.where(inRange);
 
   // The running state of query ii of tile io, per feature c: the weighted
   // sum, the sum of weights and the maximum logit (the last two the same for
-  // every c: keeping a copy per lane keeps the update a pure vector op).
+  // every c: a copy per lane keeps their update a vector op).
   Expr qi = io * tile + ii;
   Func state("state");
   state(c, ii, h, io) = {0.0f, 0.0f, Float(32).min()};
-  Expr oldAcc = state(c, ii, h, io)[0], oldSum = state(c, ii, h, io)[1],
-       oldMax = state(c, ii, h, io)[2];
+  Expr oldAcc = state(rc, ii, h, io)[0], oldSum = state(rc, ii, h, io)[1],
+       oldMax = state(headDim - 1, ii, h, io)[2];
   Expr bMax = blockMax(qi, h, rb);
-  // One exp per lane: the side with the smaller maximum is scaled down.
+  // One exp per query and block, on the last feature's maximum (the same in
+  // every lane): the side with the smaller maximum is scaled down. The
+  // features run in ascending order and the last one is stored last, so
+  // every feature reads the maximum from before this block; LLVM then
+  // computes the exp once for all of a row's vectors (per lane it cost as
+  // much as the block's weights).
   Expr grows = bMax > oldMax;
   Expr e = exp(-abs(oldMax - bMax));
   Expr keepOld = select(grows, e, 1.0f), keepNew = select(grows, 1.0f, e);
-  state(c, ii, h, io) = {oldAcc * keepOld + blockAcc(c, qi, h, rb) * keepNew,
-                         oldSum * keepOld + blockSum(qi, h, rb) * keepNew, max(oldMax, bMax)};
+  state(rc, ii, h, io) = {oldAcc * keepOld + blockAcc(rc, qi, h, rb) * keepNew,
+                          oldSum * keepOld + blockSum(qi, h, rb) * keepNew, max(oldMax, bMax)};
 
   Func out("attention");
   Expr sum = state(d, i % tile, h, i / tile)[1];
@@ -169,13 +181,31 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   for (Func &f : extra)
     f.compute_at(out, to);
   state.compute_at(out, to).vectorize(c, dw, dTail);
-  state.update().reorder(c, ii, rb).vectorize(c, dw, dTail);
+  // Halide sees a race in the read of another feature; features split into
+  // vectors visited in ascending order (unrolled, never parallel) make it
+  // none, as the state's definition explains.
+  RVar rco("rco"), rci("rci");
+  state.update()
+      .allow_race_conditions()
+      .reorder(rc, ii, rb)
+      .split(rc, rco, rci, dw, TailStrategy::GuardWithIf)
+      .vectorize(rci)
+      .unroll(rco);
 
   const TailStrategy round = TailStrategy::RoundUp;
-  // Keys are transposed once per head, for all of its query tiles (a
-  // gather per vector of keys: per tile and block it cost as much as the
-  // block's scores).
-  keysT.compute_at(out, h).vectorize(jj, jw, round);
+  // Keys are transposed once per head, for all of its query tiles (per
+  // tile and block it cost as much as the block's scores). In square tiles
+  // of jw x jw: jw dense loads of stored rows, then jw vectors of keys that
+  // LLVM assembles by shuffles (a gather per vector instead cost 7% of the
+  // kernel at 512 tokens).
+  keysT.compute_at(out, h);
+  if (jw > 1 && block % jw == 0 && headDim % jw == 0) {
+    Var jt("jt"), dt("dt");
+    keysT.tile(jj, d, jt, dt, jw, jw).vectorize(jt).unroll(dt);
+    keyRows.compute_at(keysT, jj).vectorize(d).unroll(jj);
+  } else {
+    keysT.vectorize(jj, jw, round);
+  }
   // Both block products run in register tiles of `rows` queries x a few
   // vectors: each key (or value) vector loaded is used `rows` times, each
   // broadcast query element (or weight) for every vector (AVX-512: 4 x 4 of
@@ -232,7 +262,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (mask.padding)
     args.push_back(length);
   std::vector<Func> stages = extra;
-  for (Func f : {keysT, score, visible, masked, blockMax, weight, blockSum, blockAcc, state, out})
+  for (Func f :
+       {keyRows, keysT, score, visible, masked, blockMax, weight, blockSum, blockAcc, state, out})
     stages.push_back(f);
   return {out, args, stages};
 }
