@@ -18,7 +18,8 @@ std::string Schedule::str() const {
      << " key_block=" << keyBlock
      << " parallel=" << (parallel ? 1 : 0) << " k_block=" << kBlock << " unroll_k=" << unrollK
      << " parallel_rows=" << (parallelRows ? 1 : 0) << " decode_variant=" << (decodeVariant ? 1 : 0)
-     << " tokens_estimate=" << tokensEstimate;
+     << " tokens_estimate=" << tokensEstimate << " keys_at=" << keysAt
+     << " stage_rows=" << (stageRows ? 1 : 0);
   if (gpu)
     os << " gpu=1 gpu_threads=" << gpuThreads << " gpu_tile_rows=" << gpuTileRows
        << " gpu_rows_per_thread=" << gpuRowsPerThread << " gpu_k_chunk=" << gpuKChunk
@@ -145,6 +146,8 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
       {"parallel_rows", nullptr, &s.parallelRows, 0, 1},
       {"decode_variant", nullptr, &s.decodeVariant, 0, 1},
       {"tokens_estimate", &s.tokensEstimate, nullptr, 1, 1 << 20},
+      {"keys_at", &s.keysAt, nullptr, 0, 1},
+      {"stage_rows", nullptr, &s.stageRows, 0, 1},
   };
   std::istringstream in(text);
   std::string item;
@@ -188,6 +191,14 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
   return true;
 }
 
+bool attentionTransposeTiles(int keyBlock, int64_t headDim, int vectorWidth) {
+  // The block's vector width, as halide::vectorWidthFor picks it.
+  int width = std::max(1, vectorWidth);
+  while (width > 1 && width > keyBlock)
+    width /= 2;
+  return width > 1 && keyBlock > 0 && keyBlock % width == 0 && headDim % width == 0;
+}
+
 bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &s,
                    std::string *error) {
   auto fail = [&](const std::string &why) {
@@ -204,6 +215,13 @@ bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Sch
     return fail("query_tile=" + std::to_string(s.queryTile) + " is out of range [1, 1024]");
   if (s.keyBlock != 0 && (s.keyBlock < 4 || s.keyBlock > 1024))
     return fail("key_block=" + std::to_string(s.keyBlock) + " must be 0 (one pass) or in [4, 1024]");
+  if (s.keysAt < 0 || s.keysAt > 1)
+    return fail("keys_at=" + std::to_string(s.keysAt) + " must be 0 (per head) or 1 (per block)");
+  if (kernel.kind == KernelKind::Attention && s.keysAt == 1 &&
+      !attentionTransposeTiles(s.keyBlock, kernel.headDim, vw))
+    return fail("keys_at=1 (keys transposed per block) needs key_block=" +
+                std::to_string(s.keyBlock) + " and head_dim=" + std::to_string(kernel.headDim) +
+                " to be multiples of the block's vector width");
   if (kernel.kind == KernelKind::Linear) {
     if (s.tileCols < vw || s.tileCols % vw != 0 || s.tileCols > 16 * vw)
       return fail("tile_cols=" + std::to_string(s.tileCols) + " must be a multiple of " +

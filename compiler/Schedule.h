@@ -38,6 +38,18 @@ struct Schedule {
                               ///< (ignored when K is blocked)
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
+
+  // Where intermediate stages are computed (compute_at and fusion choices).
+  /// Attention with key blocks: where the keys are transposed for the scores.
+  /// 0: once per head, into a buffer of all its keys that every query tile
+  /// reads; 1: per query tile and key block it visits, just before the
+  /// block's scores (more transposes, but no head-sized buffer to stream
+  /// from cache: for long sequences).
+  int keysAt = 0;
+  /// LayerNorm/RMSNorm: the (residual) sum and the centered row are stored
+  /// per token and read by the next pass (true), or fused into each pass
+  /// that reads them and recomputed there (false).
+  bool stageRows = true;
   /// Lowering defines the algorithm and its estimates only, no schedule (for
   /// Halide's autoschedulers; linear kernels). Not part of str().
   bool algorithmOnly = false;
@@ -73,6 +85,11 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
 /// the rest); false with the reason.
 bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &schedule,
                    std::string *error);
+
+/// Whether the key-blocked attention transposes its keys in square tiles of
+/// the vector width its key blocks get (key_block and head_dim both multiples
+/// of it), rather than gathering them; keys_at=1 requires it.
+bool attentionTransposeTiles(int keyBlock, int64_t headDim, int vectorWidth);
 
 /// Schedules chosen by a tuning database (`tmc compile --tuning-db`), by
 /// `scheduleKey`: a multi-ISA target's variants each have their own.

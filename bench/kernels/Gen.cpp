@@ -143,12 +143,14 @@ bool generateAttention(const TargetInfo &target, const std::string &outDir) {
   struct AttnVariant {
     const char *name;
     int keyBlock, queryTile; ///< -1: the default's
+    int keysAt = -1;         ///< -1: the default's
   };
   const AttnVariant variants[] = {{"default", -1, -1}, {"onepass", 0, 16},   {"kblock32", 32, 16},
                                   {"kblock64", 64, 16}, {"kblock128", 128, 16},
                                   {"onepass_q32", 0, 32}, {"kblock64_q32", 64, 32},
                                   {"kblock128_q32", 128, 32}, {"kblock32_q32", 32, 32},
-                                  {"kblock64_q64", 64, 64}, {"kblock32_q64", 32, 64}};
+                                  {"kblock64_q64", 64, 64}, {"kblock32_q64", 32, 64},
+                                  {"keys_per_block", -1, -1, 1}};
   const std::string defaultStr = defaultSchedule(desc, target).str();
   for (const AttnVariant &variant : variants) {
     Schedule schedule = defaultSchedule(desc, target);
@@ -156,6 +158,8 @@ bool generateAttention(const TargetInfo &target, const std::string &outDir) {
       schedule.keyBlock = variant.keyBlock;
     if (variant.queryTile > 0)
       schedule.queryTile = variant.queryTile;
+    if (variant.keysAt >= 0)
+      schedule.keysAt = variant.keysAt;
     if (schedule.str() == defaultStr && std::string(variant.name) != "default")
       continue;
     std::string fn = std::string("tmb_attn_") + variant.name;

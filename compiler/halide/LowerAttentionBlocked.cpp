@@ -193,13 +193,21 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
       .unroll(rco);
 
   const TailStrategy round = TailStrategy::RoundUp;
-  // Keys are transposed once per head, for all of its query tiles (per
-  // tile and block it cost as much as the block's scores). In square tiles
-  // of jw x jw: jw dense loads of stored rows, then jw vectors of keys that
+  // Keys are transposed once per head, for all of its query tiles, or
+  // (keys_at=1) per query tile and visited block, into a block-sized buffer
+  // that is still in L1 when the block's scores read it. In square tiles of
+  // jw x jw: jw dense loads of stored rows, then jw vectors of keys that
   // LLVM assembles by shuffles (a gather per vector instead cost 7% of the
-  // kernel at 512 tokens).
-  keysT.compute_at(out, h);
-  if (jw > 1 && block % jw == 0 && headDim % jw == 0) {
+  // kernel at 512 tokens). keys_at=1 needs the square tiles
+  // (attentionTransposeTiles, checked by validSchedule): with gathers per block it
+  // would only be slower, and Halide 14 mis-sized its buffers under window
+  // masks (out-of-bounds writes under valgrind).
+  const bool squareTiles = attentionTransposeTiles(block, headDim, vw);
+  if (schedule.keysAt == 1 && squareTiles)
+    keysT.compute_at(score, kb);
+  else
+    keysT.compute_at(out, h);
+  if (squareTiles) {
     Var jt("jt"), dt("dt");
     keysT.tile(jj, d, jt, dt, jw, jw).vectorize(jt).unroll(dt);
     keyRows.compute_at(keysT, jj).vectorize(d).unroll(jj);

@@ -162,9 +162,15 @@ LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   if (schedule.gpu)
     return {out, args, {input, mean, centered, invStd, out}};
   int vw = vectorWidthFor(width, schedule.vectorWidth);
-  input.compute_at(out, t).vectorize(c, vw);
+  // The row's reductions are computed once per token; the sum and the
+  // centered row are either stored for the passes that follow (stage_rows)
+  // or recomputed inside each of them (an add and a subtract per element
+  // against a store and a load).
+  if (schedule.stageRows) {
+    input.compute_at(out, t).vectorize(c, vw);
+    centered.compute_at(out, t).vectorize(c, vw);
+  }
   mean.compute_at(out, t);
-  centered.compute_at(out, t).vectorize(c, vw);
   invStd.compute_at(out, t);
   return {out, args, {input, mean, centered, invStd, out}};
 }

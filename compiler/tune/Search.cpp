@@ -9,6 +9,10 @@ namespace tmc::tune {
 
 namespace {
 
+bool isNorm(const KernelDesc &kernel) {
+  return kernel.kind == KernelKind::Norm || kernel.kind == KernelKind::AddNorm;
+}
+
 template <typename T> T pick(const std::vector<T> &values, std::mt19937 &rng) {
   return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
 }
@@ -23,9 +27,9 @@ int SearchSpace::fieldCount() const {
   case KernelKind::Linear:
     return 6; // vector width, tile cols, tile rows, k block, unroll, parallel rows
   case KernelKind::Attention:
-    return 4; // vector width, query tile, key block, parallel
+    return 5; // vector width, query tile, key block, parallel, where keys are transposed
   default:
-    return 2; // vector width, parallel
+    return isNorm(kernel) ? 3 : 2; // vector width, parallel (, norms: staged rows)
   }
 }
 
@@ -34,6 +38,11 @@ Schedule SearchSpace::canonical(Schedule s) const {
   s.decodeVariant = base.decodeVariant;
   if (kernel.kind != KernelKind::Attention)
     s.keyBlock = base.keyBlock;
+  // keys_at places a stage of the key-blocked attention only.
+  if (kernel.kind != KernelKind::Attention || s.keyBlock == 0)
+    s.keysAt = base.keysAt;
+  if (!isNorm(kernel))
+    s.stageRows = base.stageRows;
   if (kernel.kind == KernelKind::Linear) {
     s.queryTile = base.queryTile;
     // k_block 0 and k_block >= K both mean unblocked: spell it as the
@@ -116,6 +125,10 @@ void SearchSpace::randomize(Schedule &s, int field, std::mt19937 &rng) const {
   } else if (kernel.kind == KernelKind::Attention && field == 2) {
     // 0: the one-pass softmax over all keys; else the online softmax's block.
     s.keyBlock = pick<int>({0, 16, 32, 64, 128}, rng);
+  } else if (kernel.kind == KernelKind::Attention && field == 4) {
+    s.keysAt = 1 - s.keysAt;
+  } else if (isNorm(kernel) && field == 2) {
+    s.stageRows = !s.stageRows;
   } else {
     s.parallel = !s.parallel;
   }
@@ -164,11 +177,17 @@ std::vector<Schedule> SearchSpace::seeds() const {
       s.keyBlock = kb;
       add(s);
     }
+    s = base;
+    s.keysAt = 1 - base.keysAt;
+    add(s);
   } else {
     s.vectorWidth = 2 * base.vectorWidth;
     add(s);
     s = base;
     s.parallel = false;
+    add(s);
+    s = base;
+    s.stageRows = !base.stageRows;
     add(s);
   }
   return out;
@@ -209,6 +228,10 @@ Schedule SearchSpace::crossover(const Schedule &a, const Schedule &b, std::mt199
     s.keyBlock = b.keyBlock;
   if (coin(rng))
     s.parallel = b.parallel;
+  if (coin(rng))
+    s.keysAt = b.keysAt;
+  if (coin(rng))
+    s.stageRows = b.stageRows;
   s = canonical(s);
   std::string why;
   return valid(s, &why) ? s : canonical(a);
@@ -219,9 +242,9 @@ size_t SearchSpace::sizeEstimate() const {
   case KernelKind::Linear:
     return 2 * 6 * 11 * 10 * 3 * 2;
   case KernelKind::Attention:
-    return 2 * 7 * 2;
+    return 3 * 7 * 5 * 2 * 2;
   default:
-    return 3 * 2;
+    return isNorm(kernel) ? 3 * 2 * 2 : 3 * 2;
   }
 }
 

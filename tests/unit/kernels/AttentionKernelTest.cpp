@@ -3,7 +3,8 @@
 // JIT-compiles the attention kernel under both of its algorithms (one pass
 // over a query tile's keys, keyBlock = 0; and the online softmax over key
 // blocks, with several block and tile sizes, odd ones included) for every
-// mask kind and sums of them, GQA, ALiBi, an awkward head_dim, both x86
+// mask kind and sums of them, GQA, ALiBi, an awkward head_dim and whole
+// vectors of it, the keys transposed per head or per block, both x86
 // targets, and compares with a naive double attention whose mask is
 // frontend/Masks.h's maskAllows (the contract's one definition), for prefill
 // (T = 1, 37, 150: several key blocks, a partial last one), a decoding step
@@ -23,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -100,9 +102,14 @@ MaskDesc describe(const MaskCase &c) {
 struct Sched {
   const char *name;
   int keyBlock, queryTile;
+  int keysAt = 0;  ///< Schedule::keysAt: keys transposed per head (0) or per block (1)
+  int headDim = 6; ///< 6: below and not a multiple of any vector width (the keys
+                   ///< gathered); 16, 32: whole vectors (the keys transposed by shuffles)
 };
-const Sched kScheds[] = {{"onepass", 0, 16}, {"kb64q16", 64, 16}, {"kb16q8", 16, 8},
-                         {"kb32q5", 32, 5}};
+const Sched kScheds[] = {{"onepass", 0, 16},       {"kb64q16", 64, 16},
+                         {"kb16q8", 16, 8},        {"kb32q5", 32, 5},
+                         {"kb16q8d16", 16, 8, 0, 16}, {"kb32q5d32keysblock", 32, 5, 1, 32},
+                         {"kb64q16d16keysblock", 64, 16, 1, 16}};
 
 using Param = std::tuple<std::string, int, int>; // target, mask case, schedule
 
@@ -112,26 +119,24 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
   auto [targetName, maskIndex, schedIndex] = GetParam();
   const MaskCase mc = maskCases()[maskIndex];
   const Sched sc = kScheds[schedIndex];
-  std::string error;
-  std::optional<TargetInfo> target = resolveTarget(targetName, &error);
-  ASSERT_TRUE(target) << error;
-  Halide::Target halideTarget(target->halideTarget);
-  if (!Halide::get_host_target().has_feature(Halide::Target::AVX512_Skylake) &&
-      halideTarget.has_feature(Halide::Target::AVX512_Skylake))
+  test::TestTarget tt = test::testTarget(targetName);
+  ASSERT_TRUE(tt.info) << tt.error;
+  if (!tt.runsHere)
     GTEST_SKIP() << "this CPU has no AVX-512";
 
   KernelDesc kernel;
   kernel.kind = KernelKind::Attention;
   kernel.heads = 4;
   kernel.kvHeads = 2;
-  kernel.headDim = 6; // below and not a multiple of any vector width
+  kernel.headDim = sc.headDim;
   kernel.width = kernel.heads * kernel.headDim;
-  kernel.scale = 1.0 / std::sqrt(6.0);
+  kernel.scale = 1.0 / std::sqrt(double(sc.headDim));
   kernel.mask = describe(mc);
   kernel.hasLength = kernel.mask.padding;
-  Schedule schedule = defaultSchedule(kernel, *target);
+  Schedule schedule = defaultSchedule(kernel, *tt.info);
   schedule.keyBlock = sc.keyBlock;
   schedule.queryTile = sc.queryTile;
+  schedule.keysAt = sc.keysAt;
   halide::LoweredKernel lowered = halide::lowerAttention(kernel, schedule);
 
   ParamFinder finder;
@@ -141,7 +146,7 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
   MaskSpec spec;
   spec.terms = mc.terms;
 
-  const int H = 4, G = 2, D = 6, group = H / G;
+  const int H = 4, G = 2, D = sc.headDim, group = H / G;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   struct Shape {
@@ -166,7 +171,7 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
     finder.params.at("value").set_buffer(Halide::Buffer<>(v));
     if (kernel.mask.padding)
       finder.params.at("length").set_scalar<int32_t>(length);
-    Halide::Buffer<float> y = out.realize({D, H, Tq}, halideTarget);
+    Halide::Buffer<float> y = out.realize({D, H, Tq}, tt.halide);
 
     double maxDiff = 0, maxRef = 1e-30;
     for (int h = 0; h < H; ++h)
@@ -215,14 +220,16 @@ std::string paramName(const ::testing::TestParamInfo<Param> &info) {
 }
 
 // Every schedule on AVX-512 (this machine's ISA); on AVX2 the two defaults
-// (one pass, and the online softmax in blocks of 64).
+// (one pass, and the online softmax in blocks of 64) and a head_dim of whole
+// vectors with the keys transposed per block.
 INSTANTIATE_TEST_SUITE_P(Masks, AttentionKernelTest,
                          ::testing::Combine(::testing::Values("x86-64-avx512"),
-                                            ::testing::Range(0, 10), ::testing::Range(0, 4)),
+                                            ::testing::Range(0, 10),
+                                            ::testing::Range(0, int(std::size(kScheds)))),
                          paramName);
 INSTANTIATE_TEST_SUITE_P(MasksAvx2, AttentionKernelTest,
                          ::testing::Combine(::testing::Values("x86-64-avx2"),
-                                            ::testing::Range(0, 10), ::testing::Range(0, 2)),
+                                            ::testing::Range(0, 10), ::testing::Values(0, 1, 5)),
                          paramName);
 
 } // namespace

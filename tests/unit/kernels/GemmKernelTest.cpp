@@ -124,12 +124,9 @@ class GemmKernelTest
 
 TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   auto [targetName, c] = GetParam();
-  std::string error;
-  std::optional<TargetInfo> target = resolveTarget(targetName, &error);
-  ASSERT_TRUE(target) << error;
-  Halide::Target halideTarget(target->halideTarget);
-  if (!Halide::get_host_target().has_feature(Halide::Target::AVX512_Skylake) &&
-      halideTarget.has_feature(Halide::Target::AVX512_Skylake))
+  test::TestTarget tt = test::testTarget(targetName);
+  ASSERT_TRUE(tt.info) << tt.error;
+  if (!tt.runsHere)
     GTEST_SKIP() << "this CPU has no AVX-512";
 
   KernelDesc desc;
@@ -138,7 +135,7 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   desc.width = c.N;
   desc.hasBias = c.bias;
   desc.activation = c.activation;
-  Schedule schedule = defaultSchedule(desc, *target);
+  Schedule schedule = defaultSchedule(desc, *tt.info);
   if (c.kBlock >= 0)
     schedule.kBlock = c.kBlock;
   if (c.unrollK >= 0)
@@ -159,7 +156,7 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   BufferShape packedShape = halide::packedWeightShape(desc, schedule);
   std::vector<int> packedExtents(packedShape.extents.begin(), packedShape.extents.end());
   halide::LoweredKernel pack = halide::lowerPackWeight(desc, schedule);
-  Halide::Buffer<float> packed = run(pack, halideTarget, {{"weight", w}}, packedExtents);
+  Halide::Buffer<float> packed = run(pack, tt.halide, {{"weight", w}}, packedExtents);
   ASSERT_TRUE(packed.defined());
   // The contract: panel p, step k, lane j holds W[p * P + j][k], zero past N.
   const int P = packedExtents[0];
@@ -175,11 +172,11 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     Halide::Buffer<float> x = randomBuffer({K, T}, rng);
     std::map<std::string, Halide::Buffer<float>> inputs = {
         {"x", x}, {"packed_weight", packed}, {"weight", w}, {"bias", bias}};
-    Halide::Buffer<float> y = run(gemm, halideTarget, inputs, {N, T});
+    Halide::Buffer<float> y = run(gemm, tt.halide, inputs, {N, T});
     ASSERT_TRUE(y.defined());
     EXPECT_LE(relativeError(y, x, w, c.bias ? &bias : nullptr, c.activation), 1e-5)
         << "packed GEMM, T=" << T << ", " << schedule.str();
-    Halide::Buffer<float> y2 = run(perCall, halideTarget, inputs, {N, T});
+    Halide::Buffer<float> y2 = run(perCall, tt.halide, inputs, {N, T});
     ASSERT_TRUE(y2.defined());
     EXPECT_LE(relativeError(y2, x, w, c.bias ? &bias : nullptr, c.activation), 1e-5)
         << "pack-per-call GEMM, T=" << T << ", " << schedule.str();

@@ -1,14 +1,18 @@
 //===- ParamFinder.h - The Parameters a Halide pipeline reads ---*- C++ -*-===//
 //
 // Shared by the kernel tests: LoweredKernel carries only its Arguments, and
-// JIT realization needs the Parameter objects (buffers and scalars).
+// JIT realization needs the Parameter objects (buffers and scalars); and the
+// targets the tests compile for, which this CPU may not run.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/Target.h"
+
 #include "Halide.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace tmc::test {
@@ -30,5 +34,26 @@ private:
       params[op->param.name()] = op->param;
   }
 };
+
+/// A test's target: tmc's description of `name` (absent with `error` when it
+/// does not resolve) and its Halide target; `runsHere` is false when this CPU
+/// cannot run the code (AVX-512 on an AVX2-only CPU): the test skips.
+struct TestTarget {
+  std::optional<TargetInfo> info;
+  std::string error;
+  Halide::Target halide;
+  bool runsHere = false;
+};
+
+inline TestTarget testTarget(const std::string &name) {
+  TestTarget t;
+  t.info = resolveTarget(name, &t.error);
+  if (!t.info)
+    return t;
+  t.halide = Halide::Target(t.info->halideTarget);
+  t.runsHere = Halide::get_host_target().has_feature(Halide::Target::AVX512_Skylake) ||
+               !t.halide.has_feature(Halide::Target::AVX512_Skylake);
+  return t;
+}
 
 } // namespace tmc::test

@@ -232,6 +232,95 @@ TEST(SearchSpace, SeedsAndMutationsAreValidCanonicalAndDistinct) {
   }
 }
 
+KernelDesc attention() {
+  KernelDesc d{KernelKind::Attention};
+  d.heads = d.kvHeads = 12;
+  d.headDim = 64;
+  d.width = 768;
+  d.scale = 0.125;
+  d.mask.causal = d.mask.decoder = true;
+  return d;
+}
+
+KernelDesc addNorm() {
+  KernelDesc d{KernelKind::AddNorm};
+  d.variant = "layernorm";
+  d.width = 768;
+  d.eps = 1e-5;
+  d.hasBias = true;
+  return d;
+}
+
+TEST(SearchSpace, ComputeAtChoicesBelongToTheirKernels) {
+  for (TargetInfo target : {avx2(), avx512()}) {
+    // Attention: where the keys are transposed, only in the key-blocked form.
+    SearchSpace attn(attention(), target);
+    bool perBlockSeed = false;
+    for (const Schedule &s : attn.seeds())
+      perBlockSeed |= s.keysAt == 1 && s.keyBlock > 0;
+    EXPECT_TRUE(perBlockSeed);
+    Schedule onePass = attn.defaults();
+    onePass.keyBlock = 0;
+    onePass.keysAt = 1;
+    EXPECT_EQ(attn.canonical(onePass).keysAt, 0) << "keys_at means nothing in one pass";
+    // Per block only where the keys transpose in square tiles (no gathers).
+    KernelDesc odd = attention();
+    odd.headDim = 6;
+    odd.width = 72;
+    Schedule perBlock = defaultSchedule(odd, target);
+    perBlock.keysAt = 1;
+    std::string reason;
+    EXPECT_FALSE(validSchedule(odd, target, perBlock, &reason));
+    EXPECT_NE(reason.find("keys_at=1"), std::string::npos) << reason;
+    // Norms: the staged rows or fused passes.
+    SearchSpace norm(addNorm(), target);
+    bool fusedSeed = false;
+    for (const Schedule &s : norm.seeds())
+      fusedSeed |= !s.stageRows;
+    EXPECT_TRUE(fusedSeed);
+    // A GEMM has neither: both reset to the default's.
+    SearchSpace gemm(linear(768, 768), target);
+    Schedule g = gemm.defaults();
+    g.keysAt = 1;
+    g.stageRows = false;
+    EXPECT_EQ(gemm.canonical(g).str(), gemm.defaults().str());
+    // Mutations reach both choices and stay valid.
+    std::mt19937 rng(11);
+    std::set<int> keysAt;
+    std::set<bool> staged;
+    std::string why;
+    Schedule a = attn.defaults(), n = norm.defaults();
+    for (int i = 0; i < 300; ++i) {
+      a = attn.mutate(a, rng);
+      n = norm.mutate(n, rng);
+      ASSERT_TRUE(attn.valid(a, &why)) << a.str() << ": " << why;
+      ASSERT_TRUE(norm.valid(n, &why)) << n.str() << ": " << why;
+      keysAt.insert(a.keysAt);
+      staged.insert(n.stageRows);
+    }
+    EXPECT_EQ(keysAt.size(), 2u);
+    EXPECT_EQ(staged.size(), 2u);
+  }
+}
+
+TEST(Schedule, ComputeAtKeysParseBackAndAreBounded) {
+  Schedule s;
+  s.keysAt = 1;
+  s.stageRows = false;
+  Schedule back;
+  std::string error;
+  ASSERT_TRUE(parseSchedule(s.str(), &back, &error)) << error;
+  EXPECT_EQ(back.keysAt, 1);
+  EXPECT_FALSE(back.stageRows);
+  EXPECT_FALSE(parseSchedule("keys_at=2", &back, &error));
+  EXPECT_NE(error.find("keys_at=2 is out of range [0, 1]"), std::string::npos) << error;
+  // A database line written before these keys existed keeps the defaults.
+  Schedule old;
+  ASSERT_TRUE(parseSchedule("vector_width=16 key_block=64", &old, &error)) << error;
+  EXPECT_EQ(old.keysAt, 0);
+  EXPECT_TRUE(old.stageRows);
+}
+
 TEST(SearchSpace, RegisterPressureIsRejected) {
   KernelDesc k = linear(768, 768);
   SearchSpace space(k, avx2());
