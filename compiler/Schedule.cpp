@@ -126,6 +126,29 @@ Schedule gemvSchedule(const Schedule &gemm) {
   return s;
 }
 
+Schedule decodeAttentionSchedule(const Schedule &attention) {
+  Schedule s = attention;
+  s.keyBlock = 0;
+  s.queryTile = 1;
+  s.keysAt = 0;
+  return s;
+}
+
+std::string decodeKernelSuffix(const KernelDesc &kernel, const Schedule &schedule) {
+  if (!schedule.decodeVariant)
+    return "";
+  if (kernel.kind == KernelKind::Linear && schedule.gpu)
+    return "_gemv";
+  if (kernel.kind == KernelKind::Attention && !schedule.gpu)
+    return "_decode";
+  return "";
+}
+
+Schedule decodeKernelSchedule(const KernelDesc &kernel, const Schedule &schedule) {
+  return kernel.kind == KernelKind::Linear ? gemvSchedule(schedule)
+                                           : decodeAttentionSchedule(schedule);
+}
+
 bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error) {
   struct Field {
     const char *key;

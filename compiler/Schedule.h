@@ -111,6 +111,22 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target);
 /// row per block. Its packed weight layout is the GEMM's.
 Schedule gemvSchedule(const Schedule &gemm);
 
+/// The suffix of `kernel`'s decoding-step variant, a kernel of its own that
+/// the executor calls when T == 1 ("" when it has none): "_gemv" for a GPU
+/// GEMM (gemvSchedule); "_decode" for a CPU attention that a decoding step
+/// calls (decodeAttentionSchedule).
+std::string decodeKernelSuffix(const KernelDesc &kernel, const Schedule &schedule);
+
+/// The variant's schedule (decodeKernelSuffix says which kernels have one).
+Schedule decodeKernelSchedule(const KernelDesc &kernel, const Schedule &schedule);
+
+/// One query against the cache: the one-pass form (key_block=0) with a tile
+/// of one query, whose scores are dot products along head_dim over the keys
+/// as stored (LowerAttention.cpp), rather than products over keys
+/// transposed first: for a single query the transpose costs as much as the
+/// products.
+Schedule decodeAttentionSchedule(const Schedule &attention);
+
 /// The layout a linear kernel's GEMM works in, derived from its shape and
 /// schedule alone (so that the packing kernel, the GEMM kernel and the executor
 /// generator agree). See compiler/halide/LowerPack.cpp for the contract.

@@ -74,20 +74,26 @@ bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
     halideText << (multi ? "\n" : "") << "// target: " << variant.halideTarget << "\n";
     for (const KernelDesc &kernel : plan.kernels) {
       Schedule schedule = scheduleFor(kernel, variant, plan.schedules);
+      // The decoding step's own variant (T == 1), where the kernel has one.
+      const std::string decode = decodeKernelSuffix(kernel, schedule);
       if (kernel.kind == KernelKind::Linear) {
         // The GEMM reads weights packed once, at load, by its pack kernel
         // (the contract is in LowerPack.cpp); both share the schedule.
         if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant,
                    halide::lowerPackedLinear) ||
-            (schedule.gpu && schedule.decodeVariant &&
-             !build("tmk_" + kernel.name() + suffix + "_gemv", kernel, gemvSchedule(schedule),
-                    variant, halide::lowerPackedLinear)) ||
+            (!decode.empty() &&
+             !build("tmk_" + kernel.name() + suffix + decode, kernel,
+                    decodeKernelSchedule(kernel, schedule), variant,
+                    halide::lowerPackedLinear)) ||
             !build("tmk_pack_" + kernel.name() + suffix, kernel, schedule, variant,
                    halide::lowerPackWeight))
           return false;
         continue;
       }
-      if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant, halide::lowerKernel))
+      if (!build("tmk_" + kernel.name() + suffix, kernel, schedule, variant, halide::lowerKernel) ||
+          (!decode.empty() && !build("tmk_" + kernel.name() + suffix + decode, kernel,
+                                     decodeKernelSchedule(kernel, schedule), variant,
+                                     halide::lowerKernel)))
         return false;
     }
   }

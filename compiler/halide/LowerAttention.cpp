@@ -106,9 +106,24 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   // Rounding the key loops up to whole vectors (rather than shifting them
   // inwards) keeps short sequences (T < vector width) in bounds.
   const TailStrategy round = TailStrategy::RoundUp;
-  keysT.compute_at(out, task).vectorize(j, vw, round);
-  score.compute_at(out, task).vectorize(j, vw, round);
-  score.update().reorder(j, rd, i).vectorize(j, vw, round);
+  if (schedule.queryTile == 1 && headDim % dw == 0) {
+    // One query per task (the decoding step's variant): its scores are dot
+    // products along head_dim over the keys as stored, dw-lane partial sums
+    // (headDim / dw FMAs per key) reduced across the lanes once per key. A
+    // transpose first would cost as much as the products: each key is used
+    // once. keys_t is inlined.
+    RVar rdo("rdo"), rdi("rdi");
+    Var lane("lane");
+    score.compute_at(out, task);
+    Func partial = score.update().split(rd, rdo, rdi, dw).rfactor(rdi, lane);
+    partial.compute_at(score, j).vectorize(lane);
+    partial.update().vectorize(lane);
+    score.update().atomic().vectorize(rdi);
+  } else {
+    keysT.compute_at(out, task).vectorize(j, vw, round);
+    score.compute_at(out, task).vectorize(j, vw, round);
+    score.update().reorder(j, rd, i).vectorize(j, vw, round);
+  }
   visible.compute_at(out, task).vectorize(j, vw, round);
   masked.compute_at(out, task).vectorize(j, vw, round);
   rowMax.compute_at(out, task);

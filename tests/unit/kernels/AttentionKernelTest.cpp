@@ -109,7 +109,11 @@ struct Sched {
 const Sched kScheds[] = {{"onepass", 0, 16},       {"kb64q16", 64, 16},
                          {"kb16q8", 16, 8},        {"kb32q5", 32, 5},
                          {"kb16q8d16", 16, 8, 0, 16}, {"kb32q5d32keysblock", 32, 5, 1, 32},
-                         {"kb64q16d16keysblock", 64, 16, 1, 16}};
+                         {"kb64q16d16keysblock", 64, 16, 1, 16},
+                         // The decoding step's variant (decodeAttentionSchedule): one
+                         // query per task, dot products along head_dim (run here on
+                         // every shape, prefill included).
+                         {"decode_d16", 0, 1, 0, 16}, {"decode_d32", 0, 1, 0, 32}};
 
 using Param = std::tuple<std::string, int, int>; // target, mask case, schedule
 
@@ -220,8 +224,8 @@ std::string paramName(const ::testing::TestParamInfo<Param> &info) {
 }
 
 // Every schedule on AVX-512 (this machine's ISA); on AVX2 the two defaults
-// (one pass, and the online softmax in blocks of 64) and a head_dim of whole
-// vectors with the keys transposed per block.
+// (one pass, and the online softmax in blocks of 64), a head_dim of whole
+// vectors with the keys transposed per block, and the decoding variant.
 INSTANTIATE_TEST_SUITE_P(Masks, AttentionKernelTest,
                          ::testing::Combine(::testing::Values("x86-64-avx512"),
                                             ::testing::Range(0, 10),
@@ -229,7 +233,7 @@ INSTANTIATE_TEST_SUITE_P(Masks, AttentionKernelTest,
                          paramName);
 INSTANTIATE_TEST_SUITE_P(MasksAvx2, AttentionKernelTest,
                          ::testing::Combine(::testing::Values("x86-64-avx2"),
-                                            ::testing::Range(0, 10), ::testing::Values(0, 1, 5)),
+                                            ::testing::Range(0, 10), ::testing::Values(0, 1, 5, 7)),
                          paramName);
 
 } // namespace
