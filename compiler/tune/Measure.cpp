@@ -160,6 +160,12 @@ KernelBench::KernelBench(const KernelDesc &kernel, const TargetInfo &target, std
     : kernel(kernel), target(target), dir(std::move(dir)),
       runtimeObject(std::move(runtimeObject)), threads(threads), tokens(tokens) {}
 
+bool KernelBench::hasDecodeKernel() const {
+  // Whether a kernel has the variant depends on fields the search never
+  // changes (decode_variant, gpu): the default schedule's answer holds for all.
+  return !decodeKernelSuffix(kernel, defaultSchedule(kernel, target)).empty();
+}
+
 std::string KernelBench::harnessSource() const {
   std::vector<BufferShape> sig = kernelSignature(kernel);
   const bool linear = kernel.kind == KernelKind::Linear;
@@ -181,9 +187,14 @@ std::string KernelBench::harnessSource() const {
 #include <vector>
 
 extern "C" int tmk_cand()";
+  std::ostringstream params;
   for (size_t i = 0; i < sig.size(); ++i)
-    os << (i ? ", " : "") << (sig[i].isScalar ? "int32_t" : "halide_buffer_t *");
-  os << ");\n";
+    params << (i ? ", " : "") << (sig[i].isScalar ? "int32_t" : "halide_buffer_t *");
+  os << params.str() << ");\n";
+  // A kernel with a decoding-step variant runs it at T = 1, as the executor does.
+  const bool decodeVariant = hasDecodeKernel();
+  if (decodeVariant)
+    os << "extern \"C\" int tmk_cand_decode(" << params.str() << ");\n";
   if (linear)
     os << "extern \"C\" int tmk_cand_pack(halide_buffer_t *, halide_buffer_t *);\n";
   os << R"(
@@ -248,7 +259,7 @@ int run(int64_t T, std::vector<float> *output, std::vector<double> *times, doubl
     os << "}, " << (shape.isInt32 ? "true" : "false") << ", " << std::max<int32_t>(1, maxInt)
        << ", " << i + 1 << ");\n";
   }
-  std::string call = "tmk_cand(";
+  std::string call = decodeVariant ? "(T == 1 ? tmk_cand_decode : tmk_cand)(" : "tmk_cand(";
   if (linear) {
     // TMC_P and TMC_PANELS (the packed layout) are defined per panel shape.
     os << "  Buf packed({TMC_P, " << kernel.inWidth << ", TMC_PANELS}, false, 1, 99);\n"
@@ -366,6 +377,15 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
         outputs.object = cand + ".o";
         if (!halide::compileKernel(lowered, "tmk_cand", target, outputs, error))
           return false;
+        if (hasDecodeKernel()) {
+          halide::KernelOutputs decodeOutputs;
+          decodeOutputs.object = cand + "_decode.o";
+          if (!halide::compileKernel(
+                  halide::lowerKernel(kernel, decodeKernelSchedule(kernel, schedule)),
+                  "tmk_cand_decode", target, decodeOutputs, error))
+            return false;
+          objects.push_back(decodeOutputs.object);
+        }
         if (linear) {
           halide::LoweredKernel pack = halide::lowerPackWeight(kernel, schedule);
           halide::KernelOutputs packOutputs;
@@ -390,6 +410,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
   std::remove(cand.c_str());
   std::remove((cand + ".o").c_str());
   std::remove((cand + "_pack.o").c_str());
+  std::remove((cand + "_decode.o").c_str());
   return run;
 }
 

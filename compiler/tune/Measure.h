@@ -60,6 +60,10 @@ public:
   /// The harness source (for tests and debugging).
   std::string harnessSource() const;
 
+  /// Whether the executor runs a variant kernel of its own at T = 1
+  /// (decodeKernelSuffix): the harness then times and checks that one there.
+  bool hasDecodeKernel() const;
+
 private:
   Measurement run(const std::string &executable, bool reference, double timeoutSeconds);
 

@@ -303,6 +303,26 @@ TEST(SearchSpace, ComputeAtChoicesBelongToTheirKernels) {
   }
 }
 
+TEST(Measure, TheDecodingVariantIsTimedWhereTheExecutorRunsIt) {
+  // A decoder's attention runs tmk_<kernel>_decode at T = 1: the harness
+  // must call its candidate's variant there, not the prefill kernel.
+  KernelDesc decoderAttention = attention();
+  decoderAttention.decodeVariant = true;
+  KernelBench decoding(decoderAttention, avx512(), "/nonexistent", "", 1, 128);
+  EXPECT_TRUE(decoding.hasDecodeKernel());
+  EXPECT_NE(decoding.harnessSource().find("(T == 1 ? tmk_cand_decode : tmk_cand)("),
+            std::string::npos);
+  KernelDesc encoderAttention = attention();
+  encoderAttention.decodeVariant = false;
+  KernelBench encoding(encoderAttention, avx512(), "/nonexistent", "", 1, 128);
+  EXPECT_FALSE(encoding.hasDecodeKernel());
+  EXPECT_EQ(encoding.harnessSource().find("tmk_cand_decode"), std::string::npos);
+  // CPU GEMMs decode through a specialization inside their own kernel.
+  KernelDesc gemm = linear(768, 768);
+  gemm.decodeVariant = true;
+  EXPECT_FALSE(KernelBench(gemm, avx512(), "/nonexistent", "", 1, 128).hasDecodeKernel());
+}
+
 TEST(Schedule, ComputeAtKeysParseBackAndAreBounded) {
   Schedule s;
   s.keysAt = 1;
