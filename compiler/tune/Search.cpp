@@ -237,6 +237,11 @@ Schedule SearchSpace::crossover(const Schedule &a, const Schedule &b, std::mt199
   return valid(s, &why) ? s : canonical(a);
 }
 
+bool SearchSpace::decodesAsDefault(const Schedule &schedule) const {
+  return !decodeKernelSuffix(kernel, base).empty() &&
+         decodeKernelSchedule(kernel, schedule).str() == decodeKernelSchedule(kernel, base).str();
+}
+
 size_t SearchSpace::sizeEstimate() const {
   switch (kernel.kind) {
   case KernelKind::Linear:

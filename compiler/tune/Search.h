@@ -45,6 +45,13 @@ public:
 
   const Schedule &defaults() const { return base; }
 
+  /// Whether `schedule` runs a decoding step (T = 1) exactly as the default
+  /// does: the kernel has a variant kernel for that step (decodeKernelSuffix)
+  /// and it takes the same schedule from both. Their T = 1 times then differ
+  /// by noise only (at a few microseconds, often 2x), which must not reject
+  /// a candidate.
+  bool decodesAsDefault(const Schedule &schedule) const;
+
 private:
   void randomize(Schedule &s, int field, std::mt19937 &rng) const;
   int fieldCount() const;

@@ -428,8 +428,10 @@ void Tuner::search(Job &job, double seconds) {
     job.entry.trials += 1;
     trialsThisRun += 1;
     // Prefill is what is tuned, but a decoding step (T = 1) must not pay
-    // for it: 10% (plus timer noise) slower there and the candidate is out.
-    if (m.ok && m.decodeMs > 1.1 * job.defaultDecodeMs + 5e-4) {
+    // for it: 10% (plus timer noise) slower there and the candidate is out,
+    // unless the step runs the same variant kernel as the default's.
+    if (m.ok && m.decodeMs > 1.1 * job.defaultDecodeMs + 5e-4 &&
+        !space.decodesAsDefault(candidate)) {
       m.ok = false;
       m.error = "slower at T = 1 (decode): " + ms(m.decodeMs) + " ms vs the default's " +
                 ms(job.defaultDecodeMs) + " ms";
@@ -500,7 +502,9 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
   e.defaultMs = d;
   e.defaultDecodeMs = dd;
   e.confirmed = true;
-  if (t < 0.98 * d && td <= 1.1 * dd + 5e-4) {
+  const bool decodeHolds =
+      td <= 1.1 * dd + 5e-4 || job.space->decodesAsDefault(best);
+  if (t < 0.98 * d && decodeHolds) {
     e.schedule = best.str();
     e.bestMs = t;
     e.bestDecodeMs = td;

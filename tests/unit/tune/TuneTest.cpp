@@ -321,6 +321,19 @@ TEST(Measure, TheDecodingVariantIsTimedWhereTheExecutorRunsIt) {
   KernelDesc gemm = linear(768, 768);
   gemm.decodeVariant = true;
   EXPECT_FALSE(KernelBench(gemm, avx512(), "/nonexistent", "", 1, 128).hasDecodeKernel());
+
+  // A candidate whose decoding variant is the default's is not judged by its
+  // (noisy, microsecond) T = 1 time; one that changes it is.
+  SearchSpace space(decoderAttention, avx512());
+  Schedule prefillOnly = space.defaults();
+  prefillOnly.keyBlock = 32;
+  prefillOnly.keysAt = 1;
+  EXPECT_TRUE(space.decodesAsDefault(prefillOnly));
+  Schedule narrower = space.defaults();
+  narrower.vectorWidth = 8;
+  EXPECT_FALSE(space.decodesAsDefault(narrower));
+  SearchSpace gemmSpace(gemm, avx512());
+  EXPECT_FALSE(gemmSpace.decodesAsDefault(gemmSpace.defaults())); // no variant kernel
 }
 
 TEST(Schedule, ComputeAtKeysParseBackAndAreBounded) {
