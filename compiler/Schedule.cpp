@@ -135,11 +135,12 @@ Schedule decodeAttentionSchedule(const Schedule &attention) {
 }
 
 std::string decodeKernelSuffix(const KernelDesc &kernel, const Schedule &schedule) {
-  if (!schedule.decodeVariant)
-    return "";
-  if (kernel.kind == KernelKind::Linear && schedule.gpu)
+  if (kernel.kind == KernelKind::Linear && schedule.gpu && schedule.decodeVariant)
     return "_gemv";
-  if (kernel.kind == KernelKind::Attention && !schedule.gpu)
+  // From the kernel, not the schedule: a database's schedule may say
+  // otherwise for one ISA of a multi-ISA target, and the executor and the
+  // kernels it links must agree on which kernels exist.
+  if (kernel.kind == KernelKind::Attention && !schedule.gpu && kernel.decodeVariant)
     return "_decode";
   return "";
 }

@@ -106,7 +106,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   // Rounding the key loops up to whole vectors (rather than shifting them
   // inwards) keeps short sequences (T < vector width) in bounds.
   const TailStrategy round = TailStrategy::RoundUp;
-  if (schedule.queryTile == 1 && headDim % dw == 0) {
+  if (schedule.queryTile == 1 && dw > 1 && headDim % dw == 0) {
     // One query per task (the decoding step's variant): its scores are dot
     // products along head_dim over the keys as stored, dw-lane partial sums
     // (headDim / dw FMAs per key) reduced across the lanes once per key. A
