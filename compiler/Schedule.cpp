@@ -215,11 +215,16 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
   return true;
 }
 
-bool attentionTransposeTiles(int keyBlock, int64_t headDim, int vectorWidth) {
-  // The block's vector width, as halide::vectorWidthFor picks it.
-  int width = std::max(1, vectorWidth);
-  while (width > 1 && width > keyBlock)
+int vectorWidthFor(int64_t extent, int preferred) {
+  int width = std::max(1, preferred);
+  while (width > 1 && width > extent)
     width /= 2;
+  return width;
+}
+
+bool attentionTransposeTiles(int keyBlock, int64_t headDim, int vectorWidth) {
+  // The width the lowering gives the block's vectors.
+  int width = vectorWidthFor(keyBlock, vectorWidth);
   return width > 1 && keyBlock > 0 && keyBlock % width == 0 && headDim % width == 0;
 }
 
@@ -272,11 +277,8 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
   GemmLayout l;
   l.K = std::max<int64_t>(1, kernel.inWidth);
   l.N = std::max<int64_t>(1, kernel.width);
-  // The largest power-of-two width <= the preferred one that N admits (as
-  // halide::vectorWidthFor, which this header cannot include).
-  int vw = std::max(1, schedule.vectorWidth);
-  while (vw > 1 && vw > l.N)
-    vw /= 2;
+  // The width the lowering gives vectors along N.
+  int vw = vectorWidthFor(l.N, schedule.vectorWidth);
   l.vectorWidth = vw;
   l.panelWidth = std::max(vw, schedule.tileCols / vw * vw);
   l.panels = (l.N + l.panelWidth - 1) / l.panelWidth;

@@ -86,6 +86,11 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
 bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &schedule,
                    std::string *error);
 
+/// The largest vector width <= `preferred` (halving it) that `extent`
+/// admits: what the lowerings give a loop of `extent` (compiler/halide), and
+/// what the GEMM layout and the schedule checks here derive from them.
+int vectorWidthFor(int64_t extent, int preferred);
+
 /// Whether the key-blocked attention transposes its keys in square tiles of
 /// the vector width its key blocks get (key_block and head_dim both multiples
 /// of it), rather than gathering them; keys_at=1 requires it.

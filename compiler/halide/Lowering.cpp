@@ -68,13 +68,6 @@ Expr sinusoid(const Expr &c, const Expr &t, int64_t d) {
   return cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
 }
 
-int vectorWidthFor(int64_t extent, int preferred) {
-  int width = preferred;
-  while (width > 1 && width > extent)
-    width /= 2;
-  return width;
-}
-
 namespace {
 
 LoweredKernel lowerAlgorithm(const KernelDesc &kernel, const Schedule &schedule) {

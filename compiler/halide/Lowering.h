@@ -38,8 +38,6 @@ void constrainOutput(Halide::Func &output, const BufferShape &shape);
 Halide::Expr applyActivation(const Halide::Expr &x, const std::string &kind);
 /// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double.
 Halide::Expr sinusoid(const Halide::Expr &c, const Halide::Expr &t, int64_t d);
-/// The largest vector width <= `preferred` that `extent` admits.
-int vectorWidthFor(int64_t extent, int preferred);
 
 /// y = act(x W^T + b) taking the weight as stored ([N, K]); packs it into
 /// panels inside the pipeline on every call (kernelSignature(kernel)).

@@ -88,6 +88,15 @@ private:
   bool tty, open = false;
 };
 
+/// Prefill is what is tuned, but a decoding step (T = 1) must not pay for
+/// it: a schedule 10% (plus timer noise) slower there than the default is
+/// out, unless the step runs the same variant kernel as the default's
+/// (SearchSpace::decodesAsDefault: then the difference is noise).
+bool slowerDecoding(const SearchSpace &space, const Schedule &schedule, double decodeMs,
+                    double defaultDecodeMs) {
+  return decodeMs > 1.1 * defaultDecodeMs + 5e-4 && !space.decodesAsDefault(schedule);
+}
+
 struct Job {
   const KernelDesc *kernel = nullptr;
   std::string name;
@@ -427,11 +436,7 @@ void Tuner::search(Job &job, double seconds) {
       break;
     job.entry.trials += 1;
     trialsThisRun += 1;
-    // Prefill is what is tuned, but a decoding step (T = 1) must not pay
-    // for it: 10% (plus timer noise) slower there and the candidate is out,
-    // unless the step runs the same variant kernel as the default's.
-    if (m.ok && m.decodeMs > 1.1 * job.defaultDecodeMs + 5e-4 &&
-        !space.decodesAsDefault(candidate)) {
+    if (m.ok && slowerDecoding(space, candidate, m.decodeMs, job.defaultDecodeMs)) {
       m.ok = false;
       m.error = "slower at T = 1 (decode): " + ms(m.decodeMs) + " ms vs the default's " +
                 ms(job.defaultDecodeMs) + " ms";
@@ -502,9 +507,7 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
   e.defaultMs = d;
   e.defaultDecodeMs = dd;
   e.confirmed = true;
-  const bool decodeHolds =
-      td <= 1.1 * dd + 5e-4 || job.space->decodesAsDefault(best);
-  if (t < 0.98 * d && decodeHolds) {
+  if (t < 0.98 * d && !slowerDecoding(*job.space, best, td, dd)) {
     e.schedule = best.str();
     e.bestMs = t;
     e.bestDecodeMs = td;
