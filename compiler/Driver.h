@@ -1,15 +1,12 @@
 //===- Driver.h - The stages of `tmc compile` -------------------*- C++ -*-===//
 #pragma once
 
+#include "compiler/Pipeline.h"
+
 #include <optional>
 #include <string>
 
 namespace tmc {
-
-/// The stages in pipeline order; `--emit=STAGE` stops after one. Lib is the
-/// alternative to Exe: libNAME.a + NAME.h for embedding (runtime/tmr.h).
-/// Device (GPU targets) writes each kernel's PTX into a directory.
-enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe, Lib, Device };
 
 /// "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib", "device".
 std::optional<Stage> parseStage(const std::string &name);
@@ -34,7 +31,8 @@ struct CompileOptions {
 
 struct KernelPlan;
 
-/// Runs the pipeline; diagnostics go to stderr. Returns the process exit code.
+/// Runs the pipeline (Pipeline.h), then the back end: Halide, the executor,
+/// the link. Diagnostics and errors go to stderr. Returns the process exit code.
 /// With `plan`, also hands back the kernel plan the executable runs.
 int runCompile(const CompileOptions &options, KernelPlan *plan = nullptr);
 

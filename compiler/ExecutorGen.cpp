@@ -1,4 +1,13 @@
 //===- ExecutorGen.cpp - The generated C++ executor -----------------------===//
+//
+// Writes only what depends on the model, in the order of the file it
+// becomes: the declarations (the kernels, the weight table, a profile slot
+// per call), run() (its prologue, then one block per kernel call inside each
+// phase's scope), prepare() (PreparedWeights.cpp) and the model descriptor.
+// The fixed code they call, checks, views, working memory and profiling, is
+// the runtime's (runtime/executor_support.h, runtime/executor_gpu.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/ExecutorGen.h"
 
@@ -9,14 +18,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cctype>
-#include <map>
-#include <set>
 
 namespace tmc {
 
 namespace {
-
 
 const char *dtypeEnum(DType dtype) {
   switch (dtype) {
@@ -63,8 +68,8 @@ std::string extentText(int64_t extent) {
   return std::to_string(extent);
 }
 
-const char *outputKind(const ModelSpec &spec) {
-  switch (spec.output) {
+const char *outputKind(const ModelDesc &model) {
+  switch (model.output) {
   case OutputKind::LMHead: return "logits";
   case OutputKind::Classifier: return "classes";
   case OutputKind::Hidden: break;
@@ -72,60 +77,111 @@ const char *outputKind(const ModelSpec &spec) {
   return "hidden";
 }
 
-} // namespace
+/// Writes one executor (one ISA variant's, in a multi-ISA executable).
+class ExecutorWriter {
+public:
+  ExecutorWriter(const KernelPlan &plan, const ExecutorOptions &options, llvm::raw_ostream &os);
+  void write();
 
-std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
-                             const std::vector<TensorSpec> &manifest,
-                             const ExecutorOptions &options) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  PreparedWeights prepared = planPreparedWeights(plan, options.target);
-  const std::string &suffix = options.variantSuffix;
-  int64_t layers = (spec.encoder.present ? spec.encoder.layers : 0) +
-                   (spec.decoder.present ? spec.decoder.layers : 0);
-  int64_t arenaFloats = std::max(plan.arenaWidth, plan.encodeArenaWidth) * spec.maxSeq;
-  auto packOf = [&](const KernelCall &call) { return prepared.packOf(call); };
-  auto pointer = [&](const Slot &slot) { return slotPointer(slot, plan, prepared); };
-  const bool gpu = options.target.gpu;
-  // GPU: every weight a kernel reads raw, with the shape it reads it in,
-  // gets one persistent view, uploaded by prepare().
+private:
+  void declarations();
+  void kernelDeclarations();
+  void profileSlots();
+  void run();
+  void prologue();
+  void phase(KernelCall::Phase phase);
+  void openScope(KernelCall::Phase phase);
+  void call(const KernelCall &call, KernelCall::Phase phase);
+  void cacheAppend(const KernelCall &call);
+  void kernelCall(const KernelCall &call);
+  void views(const KernelCall &call, const PackedWeight *pack);
+  std::vector<std::string> kernelArguments(const KernelCall &call, const PackedWeight *pack,
+                                           std::vector<std::string> *perCall);
+  void modelDescriptor();
+
+  std::string pointer(const Slot &slot) const { return slotPointer(slot, plan, prepared); }
+  size_t rawViewOf(const CallArg &arg);
+  /// The suffix of a kernel's decoding-step variant ("" when it has none).
+  std::string decodeSuffix(const KernelDesc &kernel) const {
+    return decodeKernelSuffix(kernel,
+                              plan.schedule(&kernel - plan.kernels.data(), options.target));
+  }
+
+  const KernelPlan &plan;
+  const ExecutorOptions &options;
+  llvm::raw_ostream &os;
+  const ModelDesc &model;
+  const std::string &suffix;
+  const bool gpu;
+  PreparedWeights prepared;
+  /// GPU: every weight a kernel reads raw, with the shape it reads it in,
+  /// gets one persistent view, uploaded by prepare().
   std::vector<RawView> rawViews;
-  auto rawViewOf = [&](const CallArg &arg) {
-    auto it = std::find_if(rawViews.begin(), rawViews.end(), [&](const RawView &view) {
-      return view.first.kind == arg.slot.kind && view.first.index == arg.slot.index &&
-             view.second == arg.shape.extents;
-    });
-    if (it != rawViews.end())
-      return static_cast<size_t>(it - rawViews.begin());
-    rawViews.push_back({arg.slot, arg.shape.extents});
-    return rawViews.size() - 1;
-  };
+};
+
+ExecutorWriter::ExecutorWriter(const KernelPlan &plan, const ExecutorOptions &options,
+                               llvm::raw_ostream &os)
+    : plan(plan), options(options), os(os), model(plan.model), suffix(options.variantSuffix),
+      gpu(options.target.gpu), prepared(planPreparedWeights(plan, options.target)) {
   if (gpu)
     for (const KernelCall &call : plan.calls)
       if (call.kind == KernelCall::Kind::Kernel)
         for (size_t a = 0; a < call.args.size(); ++a)
-          if (isWeight(call.args[a].slot) && !(a == 1 && packOf(call)))
+          if (isWeight(call.args[a].slot) && !(a == 1 && prepared.packOf(call)))
             rawViewOf(call.args[a]);
-  // The suffix of a kernel's decoding-step variant ("" when it has none).
-  auto decodeSuffix = [&](const KernelDesc &kernel) {
-    return decodeKernelSuffix(kernel, scheduleFor(kernel, options.target, plan.schedules));
-  };
-  os << "// Generated by tmc from " << options.sourceName << ": the executor of model '"
-     << spec.name << "'.\n// " << plan.kernels.size() << " kernels, " << plan.calls.size()
-     << " calls. Do not edit; change the spec and recompile.\n"
-     << "#define TMR_GPU " << (gpu ? 1 : 0) << "\n" << executorPrelude();
+}
 
-  os << "const tmr_tensor_desc kTensors[] = {\n";
-  for (const TensorSpec &tensor : manifest) {
+size_t ExecutorWriter::rawViewOf(const CallArg &arg) {
+  auto it = std::find_if(rawViews.begin(), rawViews.end(), [&](const RawView &view) {
+    return view.first.kind == arg.slot.kind && view.first.index == arg.slot.index &&
+           view.second == arg.shape.extents;
+  });
+  if (it != rawViews.end())
+    return static_cast<size_t>(it - rawViews.begin());
+  rawViews.push_back({arg.slot, arg.shape.extents});
+  return rawViews.size() - 1;
+}
+
+void ExecutorWriter::write() {
+  declarations();
+  run();
+  if (!prepared.empty() || gpu)
+    emitPrepare(os, plan, prepared, rawViews, options);
+  modelDescriptor();
+}
+
+/// The banner, the includes, the kernels, the weight table and the profile.
+void ExecutorWriter::declarations() {
+  os << "// Generated by tmc from " << model.sourceName << ": the executor of model '"
+     << model.name << "'.\n// " << plan.kernels.size() << " kernels, " << plan.calls.size()
+     << " calls. Do not edit; change the spec and recompile.\n";
+  os << "#include \"runtime/executor_" << (gpu ? "gpu" : "support")
+     << ".h\"\n\n#include <cstdio>\n#include <cstring>\n";
+  if (gpu)
+    os << "#include <dlfcn.h> // prepare() loads the CUDA driver\n";
+  os << "#include <new>\n\n";
+  kernelDeclarations();
+  os << "namespace {\n\nusing namespace tmr::executor;\n";
+  if (gpu)
+    os << "// Every buffer a kernel reads or writes may have a copy on the GPU.\n"
+       << "using View = DeviceView;\n";
+  os << "\nconst tmr_tensor_desc kTensors[] = {\n";
+  for (const TensorSpec &tensor : plan.weights) {
     os << "  {" << cxxStringLiteral(tensor.name) << ", " << tensor.shape.size() << ", {";
     llvm::interleaveComma(tensor.shape, os);
     os << "}, " << dtypeEnum(tensor.dtype) << "},\n";
   }
-  os << "};\n\n} // namespace\n\nextern \"C\" {\n";
+  os << "};\n\n";
+  profileSlots();
+  os << "extern const tmr_model_desc kModel;\n\n";
+}
+
+void ExecutorWriter::kernelDeclarations() {
+  os << "extern \"C\" {\n";
   if (options.trace)
     os << "void tmr_trace_call(int32_t, const float *, int64_t, int64_t);\n";
   for (const KernelDesc &kernel : plan.kernels) {
-    if (kernel.kind == KernelKind::Linear)
+    if (kernel.kind == KernelKind::linear)
       os << "int tmk_pack_" << kernel.name() << suffix
          << "(halide_buffer_t *, halide_buffer_t *);\n";
     std::vector<BufferShape> signature = kernelSignature(kernel);
@@ -139,211 +195,53 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
       os << ");\n";
     }
   }
-  os << "}\n\nnamespace {\n\n";
+  os << "}\n\n";
+}
 
-  // The calls of one phase, in a scope that binds T, P, tokens, segments and
-  // the arena for it.
-  auto emitCalls = [&](KernelCall::Phase phase) {
-    for (const KernelCall &call : plan.calls) {
-      if (call.phase != phase)
-        continue;
-      os << "    { // " << call.opName << " " << call.location << "\n";
-      size_t site = &call - plan.calls.data();
-      os << "      ProfileTimer timer(profileSlots[" << site << "], "
-         << (phase == KernelCall::Phase::Encode ? "2" : "T == 1 ? 1 : 0") << ");\n";
-      if (call.kind == KernelCall::Kind::CacheAppend) {
-        const CacheDesc &cache = plan.caches[call.args[1].slot.index];
-        const Slot &from = call.args[0].slot;
-        if (from.strided())
-          // A fused projection's k or v: its rows are rowStride floats apart.
-          os << "      for (int32_t r = 0; r < T; ++r)\n"
-             << "        std::memcpy(args->cache + " << cache.offset << " + (static_cast<size_t>(P) + r) * "
-             << cache.width << ", " << pointer(from) << " + static_cast<size_t>(r) * "
-             << from.rowStride << ", sizeof(float) * " << cache.width << ");\n    }\n";
-        else
-          os << "      std::memcpy(args->cache + " << cache.offset
-             << " + static_cast<size_t>(P) * " << cache.width << ", " << pointer(from)
-             << ", sizeof(float) * static_cast<size_t>(T) * " << cache.width << ");\n    }\n";
-        continue;
-      }
-      const KernelDesc &kernel = plan.kernels[call.kernel];
-      const PackedWeight *pack = packOf(call);
-      // GPU: the kernel's arguments as the call passes them, and the
-      // per-call views to hand back to the host after it.
-      std::vector<std::string> gpuArgs(call.args.size());
-      std::vector<std::string> perCall;
-      for (size_t a = 0; gpu && a < call.args.size(); ++a) {
-        const CallArg &arg = call.args[a];
-        if (arg.shape.isScalar)
-          gpuArgs[a] = pointer(arg.slot);
-        else if (pack && a == 1)
-          gpuArgs[a] =
-              llvm::formatv("device->packed[{0}]->get()", pack - prepared.packs.data()).str();
-        else if (isWeight(arg.slot))
-          gpuArgs[a] = llvm::formatv("device->raw[{0}]->get()", rawViewOf(arg)).str();
-        else {
-          gpuArgs[a] = llvm::formatv(a + 1 == call.args.size() ? "a{0}.get()" : "a{0}.input()", a)
-                           .str();
-          perCall.push_back(llvm::formatv("&a{0}", a).str());
-        }
-      }
-      for (size_t a = 0; a < call.args.size(); ++a) {
-        const CallArg &arg = call.args[a];
-        if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) ||
-                                           (pack && a == 1))))
-          continue;
-        if (pack && a == 1) {
-          os << "      View a1(packed + " << pack->offset << ", halide_type_float, {"
-             << pack->layout.panelWidth << ", " << pack->layout.K << ", " << pack->layout.panels
-             << "});\n";
-          continue;
-        }
-        os << "      View a" << a << "(" << pointer(arg.slot) << ", "
-           << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
-        llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
-        os << "}";
-        if (arg.slot.strided())
-          os << ", " << arg.slot.rowStride;
-        os << ");\n";
-      }
-      if (std::string decode = decodeSuffix(kernel); !decode.empty())
-        os << "      if (int rc = (T == 1 ? tmk_" << kernel.name() << suffix << decode << " : tmk_"
-           << kernel.name() << suffix << ")(";
-      else
-        os << "      if (int rc = tmk_" << kernel.name() << suffix << "(";
-      for (size_t a = 0; a < call.args.size(); ++a) {
-        os << (a ? ", " : "");
-        if (gpu)
-          os << gpuArgs[a];
-        else if (call.args[a].shape.isScalar)
-          os << pointer(call.args[a].slot);
-        else
-          os << "a" << a << ".get()";
-      }
-      os << "))\n        return kernelFailed(err, errLen, "
-         << cxxStringLiteral(call.opName + " (" + call.location + ")") << ", rc);\n";
-      if (gpu) {
-        os << "      if (int rc = deviceDone({";
-        llvm::interleaveComma(perCall, os);
-        os << "}))\n        return kernelFailed(err, errLen, "
-           << cxxStringLiteral(call.opName + " (" + call.location + ")") << ", rc);\n";
-      }
-      if (options.trace) {
-        // Rows are the outermost extent; a row is everything inside it.
-        const CallArg &out = call.args.back();
-        int64_t width = 1;
-        for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
-          width *= out.shape.extents[d];
-        os << "      tmr_trace_call(" << (&call - plan.calls.data()) << ", "
-           << pointer(out.slot) << ", " << extentText(out.shape.extents.back())
-           << ", " << width << ");\n";
-      }
-      os << "    }\n";
-    }
-  };
-  // Opens a phase's scope: its arena, and segment ids defaulting to 0.
-  auto openScope = [&](int64_t arenaWidth, const char *rows, const char *tokens,
-                       const char *segments, const char *length) {
-    os << "    const int32_t T = " << rows << ";\n"
-       << "    const int32_t L = " << length << ";\n"
-       << "    // Kernels may load whole aligned vectors: the arena and copies of the\n"
-       << "    // token and segment ids start on TMR_BUFFER_ALIGNMENT boundaries.\n"
-       << "    // The caller's arena (a session's, sized for max_seq) or one of our own.\n"
-       << "    Aligned<float> storage;\n"
-       << "    Aligned<int32_t> ids;\n"
-       << "    float *arena = args->arena;\n"
-       << "    if ((!arena && !storage.allocate(static_cast<size_t>(" << arenaWidth << ") * T)) ||\n"
-       << "        !ids.allocate(2 * static_cast<size_t>(T))) {\n"
-       << "      std::snprintf(err, errLen, \"out of memory for the activation arena\");\n"
-       << "      return 1;\n    }\n"
-       << "    if (!arena)\n"
-       << "      arena = storage.data;\n"
-       << "    int32_t *tokens = ids.data, *segments = ids.data + T;\n"
-       << "    std::memcpy(tokens, " << tokens << ", sizeof(int32_t) * T);\n"
-       << "    // Segment ids default to 0 (docs/spec-language.md).\n"
-       << "    const int32_t *givenSegments = " << segments << ";\n"
-       << "    for (int32_t t = 0; t < T; ++t)\n"
-       << "      segments[t] = givenSegments ? givenSegments[t] : 0;\n"
-       << "    (void)tokens, (void)segments, (void)arena, (void)L;\n";
-  };
-
-  // One profile slot per call site (TMR_PROFILE), written out at exit.
-  // A multi-ISA executable links one executor per variant; only the one
-  // the dispatcher picked writes its profile.
-  os << "bool selected = " << (suffix.empty() ? "true" : "false") << ";\n\n";
+/// One profile slot per call site (TMR_PROFILE). A multi-ISA executable
+/// links one executor per variant; the dispatcher selects the one that runs.
+void ExecutorWriter::profileSlots() {
   os << "ProfileSlot profileSlots[] = {\n";
   for (const KernelCall &call : plan.calls)
-    os << "  {" << cxxStringLiteral(call.kind == KernelCall::Kind::CacheAppend ? "cache_append"
-                                                                    : plan.kernels[call.kernel].name())
-       << ", " << cxxStringLiteral(call.opName) << ", " << cxxStringLiteral(call.location) << ", {}, {}},\n";
+    os << "  {"
+       << cxxStringLiteral(call.kind == KernelCall::Kind::CacheAppend
+                               ? "cache_append"
+                               : plan.kernels[call.kernel].name())
+       << ", " << cxxStringLiteral(call.opName) << ", " << cxxStringLiteral(call.location)
+       << ", {}, {}},\n";
   if (plan.calls.empty())
     os << "  {\"\", \"\", \"\", {}, {}},\n";
-  os << "};\n\n"
-     << "struct ProfileDump {\n"
-     << "  ~ProfileDump() {\n"
-     << "    if (profiling && selected)\n"
-     << "      writeProfile(profileSlots, " << plan.calls.size() << ");\n"
-     << "  }\n} profileDump;\n\n";
-  os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
-     << "  const int32_t P = static_cast<int32_t>(args->offset);\n"
-     << "  if (args->num_tokens < 1 || args->offset < 0 || args->offset + args->num_tokens > "
-     << spec.maxSeq << ") {\n"
-     << "    std::snprintf(err, errLen, \"%lld tokens after %lld cached ones: this model "
-        "accepts 1 to "
-     << spec.maxSeq << " in all\", static_cast<long long>(args->num_tokens), "
-        "static_cast<long long>(args->offset));\n"
-     << "    return 1;\n  }\n";
-  if (plan.cacheFloats == 0)
-    os << "  if (P != 0) {\n"
-       << "    std::snprintf(err, errLen, \"this model keeps no cache: offset must be 0\");\n"
-       << "    return 1;\n  }\n";
+  os << "};\nProfileTable profile(profileSlots, " << plan.calls.size() << ", "
+     << (suffix.empty() ? "true" : "false") << ");\n\n";
+}
+
+void ExecutorWriter::run() {
+  os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n";
+  prologue();
+  if (plan.hasEncode) {
+    // The source is encoded once, by the first run of a sequence; later runs
+    // read its keys and values from the cross-attention caches.
+    os << "  if (P == 0) {\n";
+    phase(KernelCall::Phase::Encode);
+    os << "  }\n";
+  }
+  os << "  {\n";
+  phase(KernelCall::Phase::Step);
+  os << "  }\n  runOutput.finish();\n  return 0;\n}\n\n";
+}
+
+/// The checks of the arguments, the output and the prepared weights.
+void ExecutorWriter::prologue() {
+  os << "  RunSizes sizes;\n"
+     << "  if (int rc = checkRun(*args, kModel, &sizes, err, errLen))\n    return rc;\n"
+     << "  const int32_t P = sizes.offset;\n";
   if (plan.hasEncode)
-    os << "  const int32_t S = static_cast<int32_t>(args->num_source_tokens);\n"
-       << "  if (args->num_source_tokens < 1 || args->num_source_tokens > " << spec.maxSeq
-       << " || (P == 0 && !args->source_tokens)) {\n"
-       << "    std::snprintf(err, errLen, \"this encoder-decoder model needs 1 to " << spec.maxSeq
-       << " source tokens, %lld given\", static_cast<long long>(args->num_source_tokens));\n"
-       << "    return 1;\n  }\n";
-  if (plan.hasEncode)
-    os << "  const int32_t SL = args->length > 0 ? static_cast<int32_t>(args->length) : S;\n"
-       << "  if (SL > S) {\n"
-       << "    std::snprintf(err, errLen, \"length %d exceeds the source's %d tokens\", SL, S);\n"
-       << "    return 1;\n  }\n";
-  else
-    os << "  if (args->length < 0 || args->length > args->num_tokens) {\n"
-       << "    std::snprintf(err, errLen, \"length %lld is outside [1, %lld]\", "
-          "static_cast<long long>(args->length), static_cast<long long>(args->num_tokens));\n"
-       << "    return 1;\n  }\n";
-  os << "  for (int32_t w = 0; w < " << manifest.size() << "; ++w)\n"
-     << "    if (!aligned(args->weights[w])) {\n"
-     << "      std::snprintf(err, errLen, \"weight '%s' is not aligned to %d bytes\", "
-        "kTensors[w].name, TMR_BUFFER_ALIGNMENT);\n"
-     << "      return 1;\n    }\n";
-  os << "  if (args->arena && !aligned(args->arena)) {\n"
-     << "    std::snprintf(err, errLen, \"the arena is not aligned to %d bytes\", "
-        "TMR_BUFFER_ALIGNMENT);\n"
-     << "    return 1;\n  }\n";
-  if (plan.cacheFloats > 0)
-    os << "  if (!aligned(args->cache)) {\n"
-       << "    std::snprintf(err, errLen, \"the cache is not aligned to %d bytes\", "
-          "TMR_BUFFER_ALIGNMENT);\n"
-       << "    return 1;\n  }\n";
-  std::string outputRows = plan.outputRows ? std::to_string(plan.outputRows) : "args->num_tokens";
-  os << "  // The caller's output may sit anywhere; kernels write an aligned one.\n"
-     << "  const size_t outputFloats = static_cast<size_t>(" << outputRows << ") * "
-     << plan.outputWidth << ";\n"
-     << "  Aligned<float> outputCopy;\n"
-     << "  float *output = args->output;\n"
-     << "  if (!aligned(output)) {\n"
-     << "    if (!outputCopy.allocate(outputFloats)) {\n"
-     << "      std::snprintf(err, errLen, \"out of memory for the output\");\n"
-     << "      return 1;\n    }\n"
-     << "    output = outputCopy.data;\n  }\n";
-  const bool needsPrepare = !prepared.empty() || gpu;
-  if (needsPrepare)
-    os << "  if (!args->prepared) {\n"
-       << "    std::snprintf(err, errLen, \"the weights were not prepared (call prepare() first)\");\n"
-       << "    return 1;\n  }\n";
+    os << "  const int32_t S = sizes.source, SL = sizes.sourceLength;\n";
+  os << "  RunOutput runOutput;\n"
+     << "  if (int rc = runOutput.open(*args, kModel, err, errLen))\n    return rc;\n"
+     << "  float *output = runOutput.data();\n";
+  if (!prepared.empty() || gpu)
+    os << "  if (int rc = checkPrepared(*args, err, errLen))\n    return rc;\n";
   if (gpu)
     os << "  const DeviceWeights *device = static_cast<const DeviceWeights *>(args->prepared);\n"
        << "  (void)device;\n";
@@ -352,43 +250,182 @@ std::string generateExecutor(const KernelPlan &plan, const ModelSpec &spec,
   os << "  tmr_halide_error_clear();\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
      << options.defaultThreads << ");\n";
-  if (plan.hasEncode) {
-    // The source is encoded once, by the first run of a sequence; later runs
-    // read its keys and values from the cross-attention caches.
-    os << "  if (P == 0) {\n";
-    openScope(plan.encodeArenaWidth, "S", "args->source_tokens", "args->segments", "SL");
-    emitCalls(KernelCall::Phase::Encode);
-    os << "  }\n";
-  }
-  os << "  {\n";
-  // In an encoder-decoder model the segment ids label the source; the
-  // decoder's tokens are segment 0.
-  openScope(plan.arenaWidth, "static_cast<int32_t>(args->num_tokens)", "args->tokens",
-            plan.hasEncode ? "static_cast<const int32_t *>(nullptr)" : "args->segments",
-            plan.hasEncode ? "P + T"
-                            : "args->length > 0 ? static_cast<int32_t>(args->length) : P + T");
-  emitCalls(KernelCall::Phase::Step);
-  os << "  }\n"
-     << "  if (output != args->output)\n"
-     << "    std::memcpy(args->output, output, sizeof(float) * outputFloats);\n"
-     << "  return 0;\n}\n\n";
+}
 
-  if (needsPrepare)
-    emitPrepare(os, plan, prepared, rawViews, manifest, options);
+/// The calls of one phase, in a scope that binds T, L, tokens, segments and
+/// the arena for it.
+void ExecutorWriter::phase(KernelCall::Phase phase) {
+  openScope(phase);
+  for (const KernelCall &call : plan.calls)
+    if (call.phase == phase)
+      this->call(call, phase);
+}
+
+void ExecutorWriter::openScope(KernelCall::Phase phase) {
+  // The encode phase runs over the source; in an encoder-decoder model the
+  // segment ids label the source, and the decoder's tokens are segment 0.
+  bool encode = phase == KernelCall::Phase::Encode;
+  const char *length = encode          ? "SL"
+                       : plan.hasEncode ? "P + T"
+                                        : "args->length > 0 ? static_cast<int32_t>(args->length) "
+                                          ": P + T";
+  os << "    const int32_t T = "
+     << (encode ? "S" : "static_cast<int32_t>(args->num_tokens)") << ";\n"
+     << "    const int32_t L = " << length << ";\n"
+     << "    PhaseMemory memory;\n"
+     << "    if (int rc = memory.allocate(args->arena, "
+     << (encode ? plan.encodeArenaWidth : plan.arenaWidth) << ", T, "
+     << (encode ? "args->source_tokens" : "args->tokens") << ", "
+     << (encode || !plan.hasEncode ? "args->segments" : "nullptr") << ", err, errLen))\n"
+     << "      return rc;\n"
+     << "    float *arena = memory.arena;\n"
+     << "    int32_t *tokens = memory.tokens, *segments = memory.segments;\n"
+     << "    (void)tokens, (void)segments, (void)arena, (void)L;\n";
+}
+
+/// One call: its profile timer, then the kernel or the cache append.
+void ExecutorWriter::call(const KernelCall &call, KernelCall::Phase phase) {
+  os << "    { // " << call.opName << " " << call.location << "\n"
+     << "      ProfileTimer timer(profileSlots[" << &call - plan.calls.data() << "], "
+     << (phase == KernelCall::Phase::Encode ? "2" : "T == 1 ? 1 : 0") << ");\n";
+  if (call.kind == KernelCall::Kind::CacheAppend)
+    cacheAppend(call);
+  else
+    kernelCall(call);
+  os << "    }\n";
+}
+
+void ExecutorWriter::cacheAppend(const KernelCall &call) {
+  const CacheDesc &cache = plan.caches[call.args[1].slot.index];
+  const Slot &from = call.args[0].slot;
+  if (from.strided())
+    // A fused projection's k or v: its rows are rowStride floats apart.
+    os << "      for (int32_t r = 0; r < T; ++r)\n"
+       << "        std::memcpy(args->cache + " << cache.offset
+       << " + (static_cast<size_t>(P) + r) * " << cache.width << ", " << pointer(from)
+       << " + static_cast<size_t>(r) * " << from.rowStride << ", sizeof(float) * "
+       << cache.width << ");\n";
+  else
+    os << "      std::memcpy(args->cache + " << cache.offset << " + static_cast<size_t>(P) * "
+       << cache.width << ", " << pointer(from) << ", sizeof(float) * static_cast<size_t>(T) * "
+       << cache.width << ");\n";
+}
+
+void ExecutorWriter::kernelCall(const KernelCall &call) {
+  const KernelDesc &kernel = plan.kernels[call.kernel];
+  const PackedWeight *pack = prepared.packOf(call);
+  std::string name = "tmk_" + kernel.name() + suffix;
+  std::string site = cxxStringLiteral(call.opName + " (" + call.location + ")");
+  std::vector<std::string> perCall;
+  std::vector<std::string> arguments = kernelArguments(call, pack, &perCall);
+  views(call, pack);
+  if (std::string decode = decodeSuffix(kernel); !decode.empty())
+    os << "      if (int rc = (T == 1 ? " << name << decode << " : " << name << ")(";
+  else
+    os << "      if (int rc = " << name << "(";
+  llvm::interleaveComma(arguments, os);
+  os << "))\n        return kernelFailed(err, errLen, " << site << ", rc);\n";
+  if (gpu) {
+    os << "      if (int rc = deviceDone({";
+    llvm::interleaveComma(perCall, os);
+    os << "}))\n        return kernelFailed(err, errLen, " << site << ", rc);\n";
+  }
+  if (options.trace) {
+    // Rows are the outermost extent; a row is everything inside it.
+    const CallArg &out = call.args.back();
+    int64_t width = 1;
+    for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
+      width *= out.shape.extents[d];
+    os << "      tmr_trace_call(" << &call - plan.calls.data() << ", " << pointer(out.slot)
+       << ", " << extentText(out.shape.extents.back()) << ", " << width << ");\n";
+  }
+}
+
+/// A View per buffer argument the call makes for itself (on a GPU, weights
+/// have their persistent views instead).
+void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
+  for (size_t a = 0; a < call.args.size(); ++a) {
+    const CallArg &arg = call.args[a];
+    if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) || (pack && a == 1))))
+      continue;
+    if (pack && a == 1) {
+      os << "      View a1(packed + " << pack->offset << ", halide_type_float, {"
+         << pack->layout.panelWidth << ", " << pack->layout.K << ", " << pack->layout.panels
+         << "});\n";
+      continue;
+    }
+    os << "      View a" << a << "(" << pointer(arg.slot) << ", "
+       << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
+    llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
+    os << "}";
+    if (arg.slot.strided())
+      os << ", " << arg.slot.rowStride;
+    os << ");\n";
+  }
+}
+
+/// The kernel's arguments as the call passes them; on a GPU also the
+/// per-call views to hand back to the host after it (`perCall`).
+std::vector<std::string> ExecutorWriter::kernelArguments(const KernelCall &call,
+                                                         const PackedWeight *pack,
+                                                         std::vector<std::string> *perCall) {
+  std::vector<std::string> arguments;
+  for (size_t a = 0; a < call.args.size(); ++a) {
+    const CallArg &arg = call.args[a];
+    if (arg.shape.isScalar)
+      arguments.push_back(pointer(arg.slot));
+    else if (!gpu)
+      arguments.push_back("a" + std::to_string(a) + ".get()");
+    else if (pack && a == 1)
+      arguments.push_back(
+          llvm::formatv("device->packed[{0}]->get()", pack - prepared.packs.data()).str());
+    else if (isWeight(arg.slot))
+      arguments.push_back(llvm::formatv("device->raw[{0}]->get()", rawViewOf(arg)).str());
+    else {
+      // The output stays the kernel's to write; Halide copies inputs in.
+      arguments.push_back(
+          llvm::formatv(a + 1 == call.args.size() ? "a{0}.get()" : "a{0}.input()", a).str());
+      perCall->push_back(llvm::formatv("&a{0}", a).str());
+    }
+  }
+  return arguments;
+}
+
+void ExecutorWriter::modelDescriptor() {
+  const bool needsPrepare = !prepared.empty() || gpu;
+  int64_t arenaFloats = std::max(plan.arenaWidth, plan.encodeArenaWidth) * model.maxSeq;
   os << "const tmr_model_desc kModel = {\n"
-     << "  TMR_ABI_VERSION, " << cxxStringLiteral(spec.name) << ", \"" << outputKind(spec) << "\", "
-     << spec.vocab << ", " << spec.maxSeq << ", " << plan.outputWidth << ", "
-     << plan.outputRows << ", " << plan.cacheFloats << ", " << spec.segments << ", "
+     << "  TMR_ABI_VERSION, " << cxxStringLiteral(model.name) << ", \"" << outputKind(model)
+     << "\", " << model.vocab << ", " << model.maxSeq << ", " << plan.outputWidth << ", "
+     << plan.outputRows << ", " << plan.cacheFloats << ", " << model.segments << ", "
      << (plan.hasEncode ? 1 : 0) << ",\n"
-     << "  " << manifest.size() << ", kTensors, run, "
-     << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << spec.dModel
-     << ", " << layers << ", " << arenaFloats << ", " << prepared.floats
+     << "  " << plan.weights.size() << ", kTensors, run, "
+     << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << model.dModel
+     << ", " << model.layers << ", " << arenaFloats << ", " << prepared.floats
      << ",\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_compiled_model" << suffix << "(void) {\n"
-     << "  selected = true;\n  return &kModel;\n}\n";
+     << "  profile.select();\n  return &kModel;\n}\n";
   if (suffix.empty())
     os << "\nextern \"C\" const char *tmr_compiled_isa(void) { return "
        << cxxStringLiteral(options.target.isaName()) << "; }\n";
+}
+
+} // namespace
+
+std::string cxxStringLiteral(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string generateExecutor(const KernelPlan &plan, const ExecutorOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ExecutorWriter(plan, options, os).write();
   return text;
 }
 

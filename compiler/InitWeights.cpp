@@ -2,6 +2,7 @@
 
 #include "compiler/InitWeights.h"
 
+#include "compiler/Error.h"
 #include "runtime/half.h"
 #include "runtime/safetensors.h"
 
@@ -56,8 +57,8 @@ std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, u
   return values;
 }
 
-bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_t seed,
-                         std::string *error) {
+llvm::Error writeInitialWeights(const ModelSpec &spec, const std::string &path,
+                                uint64_t seed) {
   std::vector<TensorSpec> manifest = buildManifest(spec);
   // f16/bf16 models get the same values, rounded to their storage type.
   tmr_dtype dtype = storageDType(spec.dtype);
@@ -75,7 +76,10 @@ bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_
     }
     tensors.push_back({tensor.name, dtype, tensor.shape, data});
   }
-  return tmr::writeSafetensors(path, tensors, error);
+  std::string error;
+  if (!tmr::writeSafetensors(path, tensors, &error))
+    return makeError(error);
+  return llvm::Error::success();
 }
 
 } // namespace tmc

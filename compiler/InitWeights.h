@@ -4,6 +4,8 @@
 #include "frontend/Manifest.h"
 #include "frontend/ModelSpec.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,7 +20,7 @@ namespace tmc {
 std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, uint64_t seed);
 
 /// Writes every tensor of the manifest to a safetensors file at `path`, atomically.
-bool writeInitialWeights(const ModelSpec &spec, const std::string &path, uint64_t seed,
-                         std::string *error);
+llvm::Error writeInitialWeights(const ModelSpec &spec, const std::string &path,
+                                uint64_t seed);
 
 } // namespace tmc

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/KernelPlan.h"
+#include "compiler/KernelDesc.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -57,36 +57,36 @@ std::string maskName(const MaskDesc &m) {
 
 std::string KernelDesc::name() const {
   switch (kind) {
-  case KernelKind::Embed:
+  case KernelKind::embed:
     return llvm::formatv("embed_v{0}_d{1}_s{2}_{3}{4}", tableRows, width,
                          formatDouble(scale), position,
                          positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
-  case KernelKind::AddPositions:
+  case KernelKind::positions:
     return llvm::formatv("positions_d{0}_{1}{2}", width, position,
                          positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
-  case KernelKind::AddSegments:
+  case KernelKind::segments:
     return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
-  case KernelKind::Linear:
+  case KernelKind::linear:
     return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}", inWidth, width,
                          hasBias ? "_b" : "", activation, hasResidual ? "_res" : "").str();
-  case KernelKind::Attention:
+  case KernelKind::attention:
     return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}_{4}", heads, kvHeads, headDim,
                          formatDouble(scale), maskName(mask)).str();
-  case KernelKind::Add:
+  case KernelKind::add:
     return llvm::formatv("add_d{0}", width).str();
-  case KernelKind::Activation:
+  case KernelKind::activation:
     return llvm::formatv("activation_d{0}_{1}", width, activation).str();
-  case KernelKind::GatedActivation:
+  case KernelKind::gated_activation:
     return llvm::formatv("gated_d{0}_{1}", width, activation).str();
-  case KernelKind::Norm:
-  case KernelKind::AddNorm:
-    return llvm::formatv("{0}{1}_d{2}_e{3}{4}", kind == KernelKind::AddNorm ? "add_" : "",
+  case KernelKind::norm:
+  case KernelKind::add_norm:
+    return llvm::formatv("{0}{1}_d{2}_e{3}{4}", kind == KernelKind::add_norm ? "add_" : "",
                          variant, width, formatDouble(eps), hasBias ? "_b" : "").str();
-  case KernelKind::Rope:
+  case KernelKind::rope:
     return llvm::formatv("rope_h{0}_d{1}_t{2}", heads, headDim, formatDouble(theta)).str();
-  case KernelKind::Pool:
+  case KernelKind::pool:
     return llvm::formatv("pool_d{0}_{1}", width, variant).str();
-  case KernelKind::SeqProject:
+  case KernelKind::seq_project:
     return llvm::formatv("seq_project_d{0}_k{1}_s{2}{3}", width, tableRows, positionRows,
                          hasLength ? "_p" : "").str();
   }
@@ -99,20 +99,20 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   BufferShape vec{false, false, {k.width}};
   BufferShape offset{true, true, {}};
   switch (k.kind) {
-  case KernelKind::Embed: {
+  case KernelKind::embed: {
     std::vector<BufferShape> sig = {{true, false, {T}}, offset, {false, false, {k.width, k.tableRows}}};
     if (k.position == "learned")
       sig.push_back({false, false, {k.width, k.positionRows}});
     sig.push_back(rows);
     return sig;
   }
-  case KernelKind::AddPositions:
+  case KernelKind::positions:
     if (k.position == "learned")
       return {rows, offset, {false, false, {k.width, k.positionRows}}, rows};
     return {rows, offset, rows};
-  case KernelKind::AddSegments:
+  case KernelKind::segments:
     return {rows, {true, false, {T}}, {false, false, {k.width, k.positionRows}}, rows};
-  case KernelKind::Linear: {
+  case KernelKind::linear: {
     std::vector<BufferShape> sig = {{false, false, {k.inWidth, T}},
                                     {false, false, {k.inWidth, k.width}}};
     if (k.hasBias)
@@ -122,23 +122,23 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
     sig.push_back(rows);
     return sig;
   }
-  case KernelKind::Attention: {
+  case KernelKind::attention: {
     BufferShape q{false, false, {k.headDim, k.heads, T}}, kv{false, false, {k.headDim, k.kvHeads, T}};
     if (k.mask.padding)
       return {q, kv, kv, offset, q}; // the scalar is the valid length
     return {q, kv, kv, q};
   }
-  case KernelKind::Rope:
+  case KernelKind::rope:
     return {{false, false, {k.headDim, k.heads, T}}, offset, {false, false, {k.headDim, k.heads, T}}};
-  case KernelKind::Add:
-  case KernelKind::GatedActivation:
+  case KernelKind::add:
+  case KernelKind::gated_activation:
     return {rows, rows, rows};
-  case KernelKind::Activation:
+  case KernelKind::activation:
     return {rows, rows};
-  case KernelKind::Norm:
-  case KernelKind::AddNorm: {
+  case KernelKind::norm:
+  case KernelKind::add_norm: {
     std::vector<BufferShape> sig = {rows};
-    if (k.kind == KernelKind::AddNorm)
+    if (k.kind == KernelKind::add_norm)
       sig.push_back(rows);
     sig.push_back(vec);
     if (k.hasBias)
@@ -146,14 +146,14 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
     sig.push_back(rows);
     return sig;
   }
-  case KernelKind::SeqProject: {
+  case KernelKind::seq_project: {
     std::vector<BufferShape> sig = {rows, {false, false, {k.positionRows, k.tableRows}}};
     if (k.hasLength)
       sig.push_back(offset); // the valid length
     sig.push_back(rows);     // a call binds its rows to k
     return sig;
   }
-  case KernelKind::Pool:
+  case KernelKind::pool:
     if (k.variant == "mean")
       return {rows, offset, {false, false, {k.width, 1}}}; // the scalar is the valid length
     return {rows, {false, false, {k.width, 1}}};

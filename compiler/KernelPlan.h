@@ -1,19 +1,20 @@
-//===- KernelPlan.h - From fused tm ops to kernel calls ---------*- C++ -*-===//
+//===- KernelPlan.h - What an executable runs, as plain data ----*- C++ -*-===//
 //
 // The `kernels` stage: every op left after fusion becomes one call of one
 // kernel. Calls whose ops agree on kind and static shape share a kernel (the
 // layers of a stack compile once). Values get arena offsets from their live
 // ranges. The tmk passes (dialects/tmk) decide all of this on the kernel-level
-// IR; formKernels reads their result into this plan. The plan is plain data
-// with no MLIR or Halide types, so that the Halide lowering and the executor
-// generator both read it.
+// IR; readKernelPlan (KernelPlanFromIR.h) reads their result into this plan,
+// and the pipeline (Pipeline.h) resolves every kernel's schedule into it once.
+// The plan is plain data with no MLIR or Halide types: the Halide lowering,
+// weight preparation and the executor generator read it, and nothing else.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/KernelDesc.h"
 #include "compiler/Schedule.h"
-
-#include "mlir/IR/BuiltinOps.h"
+#include "frontend/Manifest.h"
 
 #include <cstdint>
 #include <string>
@@ -25,77 +26,16 @@ class raw_ostream;
 
 namespace tmc {
 
-enum class KernelKind {
-  Embed,
-  AddPositions,
-  AddSegments,
-  Linear,
-  Attention,
-  Add,
-  Activation,
-  GatedActivation,
-  Norm,
-  AddNorm,
-  Rope,
-  Pool,
-  SeqProject,
+/// The model as the executable describes it (tmr_model_desc): what the
+/// spec says beyond the kernel calls.
+struct ModelDesc {
+  std::string name;
+  std::string sourceName;   ///< the spec file it was compiled from
+  OutputKind output = OutputKind::Hidden;
+  int64_t vocab = 0, maxSeq = 0, dModel = 0;
+  int64_t layers = 0;       ///< encoder and decoder layers together
+  int64_t segments = 0;     ///< segment (token type) rows; 0: none
 };
-
-/// An attention mask as the kernel needs it (see tm::MaskAttr).
-struct MaskDesc {
-  bool causal = false, padding = false, decoder = false, alibi = false;
-  int64_t window = 0, dilated = 0, dilation = 1;
-  std::vector<int64_t> globals;
-  int64_t randomPerRow = 0;
-  uint64_t randomSeed = 0;
-  int64_t maxSeq = 0;
-
-  bool restricted() const {
-    return window > 0 || dilated > 0 || !globals.empty() || randomPerRow > 0;
-  }
-};
-
-/// The static description of one kernel: what Halide compiles.
-struct KernelDesc {
-  KernelKind kind;
-  int64_t width = 0;       ///< output features (d_model, N of a linear, heads*head_dim)
-  int64_t inWidth = 0;     ///< linear: K
-  int64_t tableRows = 0;   ///< embed: vocab
-  int64_t positionRows = 0; ///< learned positions: rows of the table (max_seq); segments: rows
-  int64_t heads = 0, kvHeads = 0, headDim = 0;
-  double scale = 1.0;      ///< embed: embedding scale; attention: score scale
-  double eps = 0;          ///< norms
-  double theta = 0;        ///< rope
-  std::string position;    ///< embed / add_positions: none | sinusoidal | learned
-  std::string activation;  ///< linear epilogue or activation kind
-  std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
-  bool hasBias = false;    ///< linear, norms
-  bool hasResidual = false; ///< linear: adds a residual input after the activation
-  bool hasLength = false;  ///< attention with a padding mask: takes the valid length
-  MaskDesc mask;           ///< attention
-  /// A decoding step runs it with one row (tmk-decode-variants): compile a
-  /// one-row variant next to the tiled one. Not part of the name.
-  bool decodeVariant = true;
-
-  /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
-  std::string name() const;
-};
-
-/// How an executor argument is laid out: Halide dimensions, innermost first.
-/// Row extents are symbolic: kTokens (this run's tokens) or kKeys (the tokens
-/// cached so far plus this run's). A scalar is an int32 with no extents.
-struct BufferShape {
-  static constexpr int64_t kTokens = -1;
-  static constexpr int64_t kKeys = -2;
-  static constexpr int64_t kSource = -3; ///< the encoder's source tokens
-  bool isInt32 = false;
-  bool isScalar = false;
-  std::vector<int64_t> extents;
-};
-
-/// Parameters of a kernel in call order; the output is last. Activation
-/// rows are kTokens here; a call may bind them to kKeys or a static count.
-std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
 
 /// Where a kernel argument lives at run time.
 struct Slot {
@@ -179,16 +119,26 @@ struct KernelPlan {
   int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats
   int64_t outputWidth = 0;
   int64_t outputRows = 0;   ///< 0: one row per token; else a fixed count (classifier: 1)
-  ScheduleTable schedules;  ///< tuned schedules by kernel name (--tuning-db); others default
+  /// What the executable needs of the spec beyond the calls: the model's
+  /// sizes and names, and its weight manifest (Slot::Kind::Weight indexes it).
+  ModelDesc model;
+  std::vector<TensorSpec> weights;
+  /// Each kernel's schedule on each concrete target the plan is built for
+  /// (one, or a multi-ISA target's variants): schedules[v][k] is kernel k's
+  /// on scheduleTargets[v] (a Halide target string). Resolved once, by
+  /// resolveSchedules (Schedule.h), from the defaults and a tuning database.
+  std::vector<std::string> scheduleTargets;
+  std::vector<std::vector<Schedule>> schedules;
+
+  /// Kernel `kernel`'s resolved schedule on the concrete target `target`
+  /// (one of scheduleTargets; anything else is a programming error).
+  const Schedule &schedule(size_t kernel, const TargetInfo &target) const;
 };
 
-/// Reads the plan from a module the kernel pipeline (tmk::buildKernelPipeline)
-/// has run on: @encode (if any), then @forward. `manifest` gives each weight
-/// name its index. Fails (with an MLIR diagnostic) on an op it cannot map.
-/// With `explain`, every op also gets a remark naming the kernel it runs as.
-mlir::FailureOr<KernelPlan> formKernels(mlir::ModuleOp module,
-                                        const std::vector<std::string> &manifest,
-                                        bool explain = false);
+/// Resolves every kernel's schedule on every concrete target of `target`
+/// into `plan` (KernelPlan::schedules): `tuned`'s where it has one (a tuning
+/// database's, by scheduleKey), else the default.
+void resolveSchedules(KernelPlan &plan, const TargetInfo &target, const ScheduleTable &tuned);
 
 /// The --emit=kernels listing.
 void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os);

@@ -39,7 +39,7 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
     if (call.kind != KernelCall::Kind::Kernel)
       continue;
     const KernelDesc &kernel = plan.kernels[call.kernel];
-    bool linear = kernel.kind == KernelKind::Linear;
+    bool linear = kernel.kind == KernelKind::linear;
     for (size_t a = 0; a < call.args.size(); ++a) {
       const Slot &slot = call.args[a].slot;
       bool packed = linear && a == 1;
@@ -51,7 +51,7 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
         continue;
       // Each pack starts on an alignment boundary.
       PackedWeight pack{call.kernel, slot,
-                        gemmLayout(kernel, scheduleFor(kernel, target, plan.schedules)),
+                        gemmLayout(kernel, plan.schedule(call.kernel, target)),
                         out.floats};
       out.floats += aligned32(pack.floats());
       out.packs.push_back(pack);
@@ -84,8 +84,8 @@ void emitStack(llvm::raw_ostream &os, const JoinedWeight &joined,
 } // namespace
 
 void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWeights &prepared,
-                 const std::vector<RawView> &rawViews, const std::vector<TensorSpec> &manifest,
-                 const ExecutorOptions &options) {
+                 const std::vector<RawView> &rawViews, const ExecutorOptions &options) {
+  const std::vector<TensorSpec> &manifest = plan.weights;
   const bool gpu = options.target.gpu;
   const std::string &suffix = options.variantSuffix;
   // GPU: the packed block sits inside the DeviceWeights that also holds

@@ -9,7 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/ExecutorGen.h"
+#include "compiler/ExecutorOptions.h"
+#include "compiler/KernelPlan.h"
 #include "compiler/Schedule.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -56,7 +57,6 @@ std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot);
 /// copies stacked weights read raw, and on a GPU target uploads every packed
 /// weight and every view of `rawViews`, once.
 void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWeights &prepared,
-                 const std::vector<RawView> &rawViews, const std::vector<TensorSpec> &manifest,
-                 const ExecutorOptions &options);
+                 const std::vector<RawView> &rawViews, const ExecutorOptions &options);
 
 } // namespace tmc

@@ -2,7 +2,9 @@
 
 #include "compiler/Schedule.h"
 
-#include "compiler/KernelPlan.h"
+#include "compiler/Error.h"
+#include "compiler/KernelDesc.h"
+#include "compiler/ScheduleFields.h"
 #include "compiler/Target.h"
 
 #include <algorithm>
@@ -12,19 +14,12 @@
 namespace tmc {
 
 std::string Schedule::str() const {
-  std::ostringstream os;
-  os << "vector_width=" << vectorWidth << " tile_cols=" << tileCols
-     << " tile_rows=" << tileRows << " query_tile=" << queryTile
-     << " key_block=" << keyBlock
-     << " parallel=" << (parallel ? 1 : 0) << " k_block=" << kBlock << " unroll_k=" << unrollK
-     << " parallel_rows=" << (parallelRows ? 1 : 0) << " decode_variant=" << (decodeVariant ? 1 : 0)
-     << " tokens_estimate=" << tokensEstimate << " keys_at=" << keysAt
-     << " stage_rows=" << (stageRows ? 1 : 0);
-  if (gpu)
-    os << " gpu=1 gpu_threads=" << gpuThreads << " gpu_tile_rows=" << gpuTileRows
-       << " gpu_rows_per_thread=" << gpuRowsPerThread << " gpu_k_chunk=" << gpuKChunk
-       << " gpu_key_tile=" << gpuKeyTile;
-  return os.str();
+  std::string out;
+  for (const ScheduleField &field : scheduleFields())
+    if (field.printedIn(*this))
+      out += (out.empty() ? "" : " ") + std::string(field.key) + "=" +
+             std::to_string(field.get(*this));
+  return out;
 }
 
 bool gpuSchedulesOnHost() {
@@ -72,7 +67,7 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   // lanes, the AVX-512 register budget: the same 4 x 6 tile, 16 columns.
   s.tileCols = (avx512 || neon ? 4 : 3) * s.vectorWidth;
   s.tileRows = avx512 || neon ? 6 : 4;
-  if (kernel.kind == KernelKind::Linear) {
+  if (kernel.kind == KernelKind::linear) {
     // Blocking K keeps a block of the weight panel in cache while every row
     // tile of the tokens passes over it, at the price of storing partial sums
     // per block. Measured on the GPT-2/BERT shapes (bench/kernels/README.md):
@@ -135,61 +130,32 @@ Schedule decodeAttentionSchedule(const Schedule &attention) {
 }
 
 std::string decodeKernelSuffix(const KernelDesc &kernel, const Schedule &schedule) {
-  if (kernel.kind == KernelKind::Linear && schedule.gpu && schedule.decodeVariant)
+  if (kernel.kind == KernelKind::linear && schedule.gpu && schedule.decodeVariant)
     return "_gemv";
   // From the kernel, not the schedule: a database's schedule may say
   // otherwise for one ISA of a multi-ISA target, and the executor and the
   // kernels it links must agree on which kernels exist.
-  if (kernel.kind == KernelKind::Attention && !schedule.gpu && kernel.decodeVariant)
+  if (kernel.kind == KernelKind::attention && !schedule.gpu && kernel.decodeVariant)
     return "_decode";
   return "";
 }
 
 Schedule decodeKernelSchedule(const KernelDesc &kernel, const Schedule &schedule) {
-  return kernel.kind == KernelKind::Linear ? gemvSchedule(schedule)
+  return kernel.kind == KernelKind::linear ? gemvSchedule(schedule)
                                            : decodeAttentionSchedule(schedule);
 }
 
-bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error) {
-  struct Field {
-    const char *key;
-    int *intValue;
-    bool *boolValue;
-    int lo, hi;
-  };
-  Schedule s = *schedule;
-  const Field fields[] = {
-      {"vector_width", &s.vectorWidth, nullptr, 1, 64},
-      {"tile_cols", &s.tileCols, nullptr, 1, 1024},
-      {"tile_rows", &s.tileRows, nullptr, 1, 64},
-      {"query_tile", &s.queryTile, nullptr, 1, 4096},
-      {"key_block", &s.keyBlock, nullptr, 0, 4096},
-      {"parallel", nullptr, &s.parallel, 0, 1},
-      {"k_block", &s.kBlock, nullptr, 0, 1 << 20},
-      {"unroll_k", &s.unrollK, nullptr, 1, 64},
-      {"parallel_rows", nullptr, &s.parallelRows, 0, 1},
-      {"decode_variant", nullptr, &s.decodeVariant, 0, 1},
-      {"tokens_estimate", &s.tokensEstimate, nullptr, 1, 1 << 20},
-      {"keys_at", &s.keysAt, nullptr, 0, 1},
-      {"stage_rows", nullptr, &s.stageRows, 0, 1},
-  };
+llvm::Expected<Schedule> parseSchedule(const std::string &text, Schedule schedule) {
   std::istringstream in(text);
   std::string item;
   while (in >> item) {
     size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      *error = "'" + item + "' is not key=value";
-      return false;
-    }
+    if (eq == std::string::npos)
+      return makeError("'" + item + "' is not key=value");
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    const Field *field = nullptr;
-    for (const Field &f : fields)
-      if (key == f.key)
-        field = &f;
-    if (!field) {
-      *error = "unknown schedule key '" + key + "'";
-      return false;
-    }
+    const ScheduleField *field = findScheduleField(key);
+    if (!field || !field->printed)
+      return makeError("unknown schedule key '" + key + "'");
     long long v = 0;
     size_t used = 0;
     try {
@@ -197,22 +163,13 @@ bool parseSchedule(const std::string &text, Schedule *schedule, std::string *err
     } catch (const std::exception &) {
       used = 0;
     }
-    if (value.empty() || used != value.size()) {
-      *error = key + "=" + value + ": not an integer";
-      return false;
-    }
-    if (v < field->lo || v > field->hi) {
-      *error = key + "=" + value + " is out of range [" + std::to_string(field->lo) + ", " +
-               std::to_string(field->hi) + "]";
-      return false;
-    }
-    if (field->intValue)
-      *field->intValue = static_cast<int>(v);
-    else
-      *field->boolValue = v != 0;
+    if (value.empty() || used != value.size())
+      return makeError(key + "=" + value + ": not an integer");
+    if (!field->inRange(v))
+      return field->outOfRange(value);
+    field->set(schedule, static_cast<int>(v));
   }
-  *schedule = s;
-  return true;
+  return schedule;
 }
 
 int vectorWidthFor(int64_t extent, int preferred) {
@@ -228,39 +185,17 @@ bool attentionTransposeTiles(int keyBlock, int64_t headDim, int vectorWidth) {
   return width > 1 && keyBlock > 0 && keyBlock % width == 0 && headDim % width == 0;
 }
 
-bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &s,
-                   std::string *error) {
-  auto fail = [&](const std::string &why) {
-    *error = why;
-    return false;
-  };
-  const int vw = s.vectorWidth;
-  if (vw < 1 || (vw & (vw - 1)) != 0 || vw > 2 * target.vectorWidth)
-    return fail("vector_width=" + std::to_string(vw) + " must be a power of two up to " +
-                std::to_string(2 * target.vectorWidth));
-  if (s.tileRows < 1 || s.tileRows > 16)
-    return fail("tile_rows=" + std::to_string(s.tileRows) + " is out of range [1, 16]");
-  if (s.queryTile < 1 || s.queryTile > 1024)
-    return fail("query_tile=" + std::to_string(s.queryTile) + " is out of range [1, 1024]");
-  if (s.keyBlock != 0 && (s.keyBlock < 4 || s.keyBlock > 1024))
-    return fail("key_block=" + std::to_string(s.keyBlock) + " must be 0 (one pass) or in [4, 1024]");
-  if (s.keysAt < 0 || s.keysAt > 1)
-    return fail("keys_at=" + std::to_string(s.keysAt) + " must be 0 (per head) or 1 (per block)");
-  if (kernel.kind == KernelKind::Attention && s.keysAt == 1 &&
-      !attentionTransposeTiles(s.keyBlock, kernel.headDim, vw))
-    return fail("keys_at=1 (keys transposed per block) needs key_block=" +
-                std::to_string(s.keyBlock) + " and head_dim=" + std::to_string(kernel.headDim) +
-                " to be multiples of the block's vector width");
-  if (kernel.kind == KernelKind::Linear) {
-    if (s.tileCols < vw || s.tileCols % vw != 0 || s.tileCols > 16 * vw)
-      return fail("tile_cols=" + std::to_string(s.tileCols) + " must be a multiple of " +
-                  "vector_width=" + std::to_string(vw) + " up to " + std::to_string(16 * vw));
-    if (s.kBlock < 0 || (s.kBlock > 0 && s.kBlock < s.unrollK))
-      return fail("k_block=" + std::to_string(s.kBlock) + " must be 0 or at least unroll_k");
-    if (s.unrollK < 1 || s.unrollK > 16)
-      return fail("unroll_k=" + std::to_string(s.unrollK) + " is out of range [1, 16]");
+llvm::Error validSchedule(const KernelDesc &kernel, const TargetInfo &target,
+                          const Schedule &schedule) {
+  for (const ScheduleField &field : scheduleFields()) {
+    const int value = field.get(schedule);
+    if (!field.inRange(value))
+      return field.outOfRange(std::to_string(value));
+    if (field.check && field.readBy(kernel))
+      if (llvm::Error error = field.check(kernel, target, schedule))
+        return error;
   }
-  return true;
+  return llvm::Error::success();
 }
 
 std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target) {

@@ -12,13 +12,16 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/KernelDesc.h"
+
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
 
 namespace tmc {
 
-struct KernelDesc;
 struct TargetInfo;
 
 struct Schedule {
@@ -65,9 +68,12 @@ struct Schedule {
   int gpuKChunk = 16;        ///< GEMM: reduction steps staged in shared memory at once
   int gpuKeyTile = 32;       ///< attention: keys per block of the score kernel
 
-  /// One line, `key=value` pairs, as shown by --emit=halide and stored by the
-  /// tuner; the gpu_* keys appear only in GPU schedules.
+  /// One line, `key=value` pairs in the order of the field table
+  /// (ScheduleFields.h), as shown by --emit=halide and stored by the tuner;
+  /// gpu=1 and the gpu_* keys appear only in GPU schedules.
   std::string str() const;
+
+  bool operator==(const Schedule &) const = default;
 };
 
 /// TMC_GPU_SCHEDULE_ON_HOST=1 (tests only): CPU targets get the GPU schedules,
@@ -75,16 +81,18 @@ struct Schedule {
 /// their numerics are checked on machines without a GPU.
 bool gpuSchedulesOnHost();
 
-/// Parses `Schedule::str()`'s form (a key may be left out: it keeps its
-/// default). False with `*error` naming the key on an unknown key, a missing
-/// `=`, a value that is not an integer, or one out of its range.
-bool parseSchedule(const std::string &text, Schedule *schedule, std::string *error);
+/// Parses `Schedule::str()`'s form onto `defaults` (a key left out keeps its
+/// value there). Every key str() prints is accepted, with the range of its
+/// field (ScheduleFields.h). An error naming the key on an unknown key, a
+/// missing `=`, a value that is not an integer, or one out of its range.
+llvm::Expected<Schedule> parseSchedule(const std::string &text, Schedule defaults);
 
-/// Whether `schedule` can compile `kernel` for `target` (vector width a power
-/// of two up to twice the target's, tileCols a multiple of it, ranges of
-/// the rest); false with the reason.
-bool validSchedule(const KernelDesc &kernel, const TargetInfo &target, const Schedule &schedule,
-                   std::string *error);
+/// Success if `schedule` can compile `kernel` for `target`: every field in
+/// its range (as parseSchedule checks it), and the rules of the fields the
+/// kernel reads (vector width a power of two up to twice the target's,
+/// tile_cols a multiple of it, ...); else an error naming the field.
+llvm::Error validSchedule(const KernelDesc &kernel, const TargetInfo &target,
+                          const Schedule &schedule);
 
 /// The largest vector width <= `preferred` (halving it) that `extent`
 /// admits: what the lowerings give a loop of `extent` (compiler/halide), and
@@ -103,7 +111,9 @@ using ScheduleTable = std::map<std::string, Schedule>;
 /// "HALIDE_TARGET KERNEL_NAME", for a concrete target.
 std::string scheduleKey(const KernelDesc &kernel, const TargetInfo &target);
 
-/// `table`'s schedule for `kernel` on the concrete `target`, else `defaultSchedule`.
+/// `table`'s schedule for `kernel` on the concrete `target`, else
+/// `defaultSchedule`: the rule resolveSchedules (KernelPlan.h) applies to
+/// every kernel of a plan, once.
 Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
                      const ScheduleTable &table);
 

@@ -2,6 +2,8 @@
 
 #include "compiler/Target.h"
 
+#include "compiler/Error.h"
+
 #include "Halide.h"
 
 namespace tmc {
@@ -65,7 +67,7 @@ std::vector<TargetInfo> TargetInfo::concreteTargets() const {
 
 const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, arm64-linux, cuda, cuda-sm86"; }
 
-std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error) {
+llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
   if (name == "x86-64-avx2")
     return concrete(name, kAvx2, Isa::AVX2);
   if (name == "x86-64-avx512")
@@ -76,17 +78,14 @@ std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *er
     return info;
   }
   if (std::optional<TargetInfo> cuda = resolveCudaTarget(name))
-    return cuda;
-  if (name != "host") {
-    *error = "--target: unknown target '" + name + "' (expected one of: " + targetNames() + ")";
-    return std::nullopt;
-  }
+    return *cuda;
+  if (name != "host")
+    return makeUsageError("--target: unknown target '" + name + "' (expected one of: " +
+                          targetNames() + ")");
   Halide::Target host = Halide::get_host_target();
-  if (host.os != Halide::Target::Linux || host.arch != Halide::Target::X86 || host.bits != 64) {
-    *error = "--target host: only 64-bit x86 Linux hosts are supported (found " +
-             host.to_string() + "); name a target instead";
-    return std::nullopt;
-  }
+  if (host.os != Halide::Target::Linux || host.arch != Halide::Target::X86 || host.bits != 64)
+    return makeUsageError("--target host: only 64-bit x86 Linux hosts are supported (found " +
+                          host.to_string() + "); name a target instead");
   // The executable may run on another x86 machine than the compiler: it
   // carries both variants and picks one at start-up (runtime dispatch in the
   // generated executor, TMC_ISA to force one).

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llvm/Support/Error.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,8 +50,9 @@ struct TargetInfo {
 const char *targetNames();
 
 /// Resolves a `--target` value. `host` on x86-64 is the multi-ISA target
-/// (AVX-512 and AVX2 variants, chosen at run time).
-std::optional<TargetInfo> resolveTarget(const std::string &name, std::string *error);
+/// (AVX-512 and AVX2 variants, chosen at run time). An unknown or unsupported
+/// target is a usage error.
+llvm::Expected<TargetInfo> resolveTarget(const std::string &name);
 
 /// The first of `target`'s concrete targets this machine's CPU can run (for
 /// in-process kernel benchmarks; executables choose at start-up themselves).

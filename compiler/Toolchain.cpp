@@ -2,6 +2,7 @@
 
 #include "compiler/Toolchain.h"
 
+#include "compiler/Error.h"
 #include "runtime/atomic_file.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -57,32 +58,29 @@ std::string archiver(const TargetInfo *target = nullptr) {
 
 /// The runtime archives for `target`: a cross target's were built by the
 /// cross compiler into lib/<triple>/ (CMake does so when it finds one).
-bool targetLibDir(const TargetInfo *target, std::string *dir, std::string *error) {
-  *dir = runtimeLibDir();
+llvm::Expected<std::string> targetLibDir(const TargetInfo *target) {
+  std::string dir = runtimeLibDir();
   if (!isCross(target))
-    return true;
-  *dir += "/" + target->crossTriple;
-  if (llvm::sys::fs::exists(*dir + "/libtmr_runtime.a"))
-    return true;
-  *error = "--target " + target->name + ": the runtime was not built for " +
-           target->crossTriple + " (no " + *dir +
-           "/libtmr_runtime.a): install " + target->crossTriple +
-           "-g++ (Debian: g++-aarch64-linux-gnu) and rebuild tmc";
-  return false;
+    return dir;
+  dir += "/" + target->crossTriple;
+  if (llvm::sys::fs::exists(dir + "/libtmr_runtime.a"))
+    return dir;
+  return makeError("--target " + target->name + ": the runtime was not built for " +
+                   target->crossTriple + " (no " + dir + "/libtmr_runtime.a): install " +
+                   target->crossTriple + "-g++ (Debian: g++-aarch64-linux-gnu) and rebuild tmc");
 }
 
-/// Runs `argv` (reading `input` as stdin when given) and returns false with
-/// its diagnostics in *error on failure.
-bool run(std::vector<std::string> argv, std::string *error, const std::string &input = "") {
+/// Runs `argv` (reading `input` as stdin when given); on failure, the error
+/// holds the command and its diagnostics.
+llvm::Error run(std::vector<std::string> argv, const std::string &input = "") {
   auto program = llvm::sys::findProgramByName(argv[0]);
   if (!program) {
     bool cross = llvm::StringRef(argv[0]).contains("-linux-gnu-");
-    *error = llvm::StringRef(argv[0]).ends_with("ar")
-                 ? "cannot find the archiver '" + argv[0] + "' on PATH" +
-                       (cross ? std::string() : " (set AR to choose one)")
-                 : "cannot find the C++ compiler '" + argv[0] + "' on PATH (set " +
-                       (cross ? "TMC_CROSS_CXX" : "CXX") + " to choose one)";
-    return false;
+    return makeError(llvm::StringRef(argv[0]).ends_with("ar")
+                         ? "cannot find the archiver '" + argv[0] + "' on PATH" +
+                               (cross ? std::string() : " (set AR to choose one)")
+                         : "cannot find the C++ compiler '" + argv[0] + "' on PATH (set " +
+                               (cross ? "TMC_CROSS_CXX" : "CXX") + " to choose one)");
   }
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("tmc-tool", "log", log);
@@ -97,13 +95,13 @@ bool run(std::vector<std::string> argv, std::string *error, const std::string &i
     output = (*buffer)->getBuffer().str();
   llvm::sys::fs::remove(log);
   if (rc == 0)
-    return true;
+    return llvm::Error::success();
   std::string command;
   for (const std::string &arg : argv)
     command += (command.empty() ? "" : " ") + arg;
-  *error = "command failed (" + (message.empty() ? "exit " + std::to_string(rc) : message) +
-           "): " + command + "\n" + output;
-  return false;
+  return makeError("command failed (" +
+                   (message.empty() ? "exit " + std::to_string(rc) : message) + "): " + command +
+                   "\n" + output);
 }
 
 /// A unique temporary path beside `path`, so the final rename stays on one file system.
@@ -115,7 +113,7 @@ std::string siblingTemp(const std::string &path) {
   return std::string(temp);
 }
 
-bool renameInto(const std::string &temp, const std::string &path, std::string *error) {
+llvm::Error renameInto(const std::string &temp, const std::string &path) {
   // `-o /dev/null`: renaming over a device would replace the node itself, so
   // its contents are written into it instead.
   llvm::sys::fs::file_status status;
@@ -124,18 +122,15 @@ bool renameInto(const std::string &temp, const std::string &path, std::string *e
     auto buffer = llvm::MemoryBuffer::getFile(temp, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     llvm::sys::fs::remove(temp);
-    if (!buffer) {
-      *error = "cannot read '" + temp + "': " + buffer.getError().message();
-      return false;
-    }
-    return writeFileAtomically(path, (*buffer)->getBuffer().str(), error);
+    if (!buffer)
+      return makeError("cannot read '" + temp + "': " + buffer.getError().message());
+    return writeFileAtomically(path, (*buffer)->getBuffer().str());
   }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
     llvm::sys::fs::remove(temp);
-    *error = "cannot write '" + path + "': " + ec.message();
-    return false;
+    return makeError("cannot write '" + path + "': " + ec.message());
   }
-  return true;
+  return llvm::Error::success();
 }
 
 /// A sanitizer build's runtime archives are instrumented: what links them must
@@ -147,21 +142,22 @@ void addSanitizeFlag(std::vector<std::string> *argv) {
 
 } // namespace
 
-bool compileCxx(const std::string &source, const std::string &object, std::string *error,
-                const TargetInfo *target) {
+llvm::Error compileCxx(const std::string &source, const std::string &object,
+                       const TargetInfo *target, const std::vector<std::string> &flags) {
   std::vector<std::string> argv = {cxxCompiler(target), "-std=c++17", "-O2", "-c",
                                    "-I" + runtimeIncludeDir(), "-I" TMC_HALIDE_INCLUDE_DIR};
   if (!isCross(target))
     addSanitizeFlag(&argv);
+  argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source, "-o", object});
-  return run(argv, error);
+  return run(argv);
 }
 
-bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
-                    std::string *error, const TargetInfo *target) {
-  std::string libDir;
-  if (!targetLibDir(target, &libDir, error))
-    return false;
+llvm::Error linkExecutable(const std::vector<std::string> &objects, const std::string &output,
+                           const TargetInfo *target) {
+  llvm::Expected<std::string> libDir = targetLibDir(target);
+  if (!libDir)
+    return libDir.takeError();
   std::string temp = siblingTemp(output);
   std::vector<std::string> argv = {cxxCompiler(target), "-o", temp};
   // A cross-compiled executable links statically: it then runs on any Linux
@@ -171,32 +167,32 @@ bool linkExecutable(const std::vector<std::string> &objects, const std::string &
   else
     addSanitizeFlag(&argv);
   argv.insert(argv.end(), objects.begin(), objects.end());
-  argv.insert(argv.end(), {libDir + "/libtmr_main.a", libDir + "/libtmr_runtime.a",
+  argv.insert(argv.end(), {*libDir + "/libtmr_main.a", *libDir + "/libtmr_runtime.a",
                            "-lpthread", "-ldl", "-lm"});
-  if (!run(argv, error)) {
+  if (llvm::Error error = run(argv)) {
     llvm::sys::fs::remove(temp);
-    return false;
+    return error;
   }
-  return renameInto(temp, output, error);
+  return renameInto(temp, output);
 }
 
-bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
-                     std::string *error, const TargetInfo *target) {
+llvm::Error linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
+                            const TargetInfo *target) {
   std::string temp = siblingTemp(output);
   std::vector<std::string> argv = {cxxCompiler(target), "-r", "-nostdlib", "-o", temp};
   argv.insert(argv.end(), objects.begin(), objects.end());
-  if (!run(argv, error)) {
+  if (llvm::Error error = run(argv)) {
     llvm::sys::fs::remove(temp);
-    return false;
+    return error;
   }
-  return renameInto(temp, output, error);
+  return renameInto(temp, output);
 }
 
-bool archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
-                    const std::string &workDir, std::string *error, const TargetInfo *target) {
-  std::string libDir;
-  if (!targetLibDir(target, &libDir, error))
-    return false;
+llvm::Error archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
+                           const std::string &workDir, const TargetInfo *target) {
+  llvm::Expected<std::string> libDir = targetLibDir(target);
+  if (!libDir)
+    return libDir.takeError();
   // An ar MRI script merges the runtime archive's members in by name
   // (ADDLIB), which plain `ar rcs` cannot; MRI cannot quote, so refuse paths
   // it would split.
@@ -205,45 +201,44 @@ bool archiveLibrary(const std::vector<std::string> &objects, const std::string &
   std::vector<std::string> inputs = objects;
   for (const std::string &path : objects)
     text += "ADDMOD " + path + "\n";
-  std::string runtime = libDir + "/libtmr_runtime.a";
+  std::string runtime = *libDir + "/libtmr_runtime.a";
   text += "ADDLIB " + runtime + "\nSAVE\nEND\n";
   inputs.push_back(runtime);
   inputs.push_back(workDir);
   for (const std::string &path : inputs)
-    if (path.find_first_of(" \t\n,;*+()") != std::string::npos) {
-      *error = "cannot archive '" + path + "': ar scripts do not allow spaces or ,;*+() in paths";
-      return false;
-    }
-  if (!writeFileAtomically(script, text, error) || !run({archiver(target), "-M"}, error, script))
-    return false;
+    if (path.find_first_of(" \t\n,;*+()") != std::string::npos)
+      return makeError("cannot archive '" + path +
+                       "': ar scripts do not allow spaces or ,;*+() in paths");
+  if (llvm::Error error = writeFileAtomically(script, text))
+    return error;
+  if (llvm::Error error = run({archiver(target), "-M"}, script))
+    return error;
   // ar's own output may not be on the target's file system: copy it through
   // a sibling temporary file instead of renaming it.
   auto buffer = llvm::MemoryBuffer::getFile(archive, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    *error = "cannot read the archive ar wrote: " + buffer.getError().message();
-    return false;
-  }
-  return writeFileAtomically(output, (*buffer)->getBuffer().str(), error);
+  if (!buffer)
+    return makeError("cannot read the archive ar wrote: " + buffer.getError().message());
+  return writeFileAtomically(output, (*buffer)->getBuffer().str());
 }
 
-bool readRuntimeHeader(std::string *text, std::string *error) {
+llvm::Expected<std::string> readRuntimeHeader() {
   std::string path = runtimeIncludeDir() + "/runtime/tmr.h";
   auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    *error = "cannot read the runtime header '" + path + "': " + buffer.getError().message() +
-             " (set TMC_RUNTIME_DIR to the runtime's installation)";
-    return false;
-  }
-  *text = (*buffer)->getBuffer().str();
-  return true;
+  if (!buffer)
+    return makeError("cannot read the runtime header '" + path +
+                     "': " + buffer.getError().message() +
+                     " (set TMC_RUNTIME_DIR to the runtime's installation)");
+  return (*buffer)->getBuffer().str();
 }
 
-bool writeFileAtomically(const std::string &path, const std::string &contents,
-                         std::string *error) {
+llvm::Error writeFileAtomically(const std::string &path, const std::string &contents) {
   // The runtime's writer: temp file + rename, or in place for a device.
-  std::unique_ptr<tmr::AtomicFile> file = tmr::AtomicFile::create(path, error);
-  return file && file->write(contents.data(), contents.size(), error) && file->commit(error);
+  std::string error;
+  std::unique_ptr<tmr::AtomicFile> file = tmr::AtomicFile::create(path, &error);
+  if (file && file->write(contents.data(), contents.size(), &error) && file->commit(&error))
+    return llvm::Error::success();
+  return makeError(error);
 }
 
 } // namespace tmc

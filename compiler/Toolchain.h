@@ -13,36 +13,38 @@
 
 #include "compiler/Target.h"
 
+#include "llvm/Support/Error.h"
+
 #include <string>
 #include <vector>
 
 namespace tmc {
 
-/// Compiles one C++ source file to an object.
-bool compileCxx(const std::string &source, const std::string &object, std::string *error,
-                const TargetInfo *target = nullptr);
+/// Compiles one C++ source file to an object, with the runtime's and
+/// Halide's headers on the include path and `flags` (-I, -D) added.
+llvm::Error compileCxx(const std::string &source, const std::string &object,
+                       const TargetInfo *target = nullptr,
+                       const std::vector<std::string> &flags = {});
 
 /// Links objects with the runtime (tmr_main, tmr_runtime) into an executable
 /// at `output`, atomically.
-bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
-                    std::string *error, const TargetInfo *target = nullptr);
+llvm::Error linkExecutable(const std::vector<std::string> &objects, const std::string &output,
+                           const TargetInfo *target = nullptr);
 
 /// Combines objects into one relocatable object at `output` (`--emit=obj`), atomically.
-bool linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
-                     std::string *error, const TargetInfo *target = nullptr);
+llvm::Error linkRelocatable(const std::vector<std::string> &objects, const std::string &output,
+                            const TargetInfo *target = nullptr);
 
 /// Archives objects together with every object of the runtime (tmr_runtime,
 /// not tmr_main: the embedding program has its own main) into one static
 /// library at `output` (`--emit=lib`), atomically. `workDir` holds scratch.
-bool archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
-                    const std::string &workDir, std::string *error,
-                    const TargetInfo *target = nullptr);
+llvm::Error archiveLibrary(const std::vector<std::string> &objects, const std::string &output,
+                           const std::string &workDir, const TargetInfo *target = nullptr);
 
 /// The text of the runtime's C API header (runtime/tmr.h), for `--emit=lib`.
-bool readRuntimeHeader(std::string *text, std::string *error);
+llvm::Expected<std::string> readRuntimeHeader();
 
 /// Writes `contents` to `path` through a temporary file and a rename.
-bool writeFileAtomically(const std::string &path, const std::string &contents,
-                         std::string *error);
+llvm::Error writeFileAtomically(const std::string &path, const std::string &contents);
 
 } // namespace tmc

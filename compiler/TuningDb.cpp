@@ -1,7 +1,8 @@
 //===- TuningDb.cpp - The tuning database of `tmc tune` -------------------===//
 
-#include "compiler/tune/TuningDb.h"
+#include "compiler/TuningDb.h"
 
+#include "compiler/Error.h"
 #include "compiler/Toolchain.h"
 
 #include <nlohmann/json.hpp>
@@ -17,7 +18,7 @@
 #define TMC_VERSION "0.0.0-dev"
 #endif
 
-namespace tmc::tune {
+namespace tmc {
 
 using nlohmann::json;
 
@@ -66,18 +67,18 @@ json toJson(const TuningEntry &e) {
           {"confirmed", e.confirmed}, {"history", history}};
 }
 
-/// Reads one entry; false with the offending field in `*error`.
-bool fromJson(const json &j, TuningEntry *e, std::string *error) {
-  if (!j.is_object()) {
-    *error = "an entry must be a JSON object";
-    return false;
-  }
+/// Reads one entry; an error names the offending field.
+llvm::Expected<TuningEntry> fromJson(const json &j) {
+  if (!j.is_object())
+    return makeError("an entry must be a JSON object");
+  TuningEntry e;
+  std::string why; // what the first missing or malformed field lacks
   auto str = [&](const char *key, std::string *out, bool required = true) {
     auto it = j.find(key);
     if (it == j.end() && !required)
       return true;
     if (it == j.end() || !it->is_string()) {
-      *error = std::string("the entry lacks '") + key + "' (a string)";
+      why = std::string("the entry lacks '") + key + "' (a string)";
       return false;
     }
     *out = it->get<std::string>();
@@ -86,7 +87,7 @@ bool fromJson(const json &j, TuningEntry *e, std::string *error) {
   auto num = [&](const char *key, double *out) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number() || it->get<double>() < 0) {
-      *error = std::string("the entry lacks '") + key + "' (a number >= 0)";
+      why = std::string("the entry lacks '") + key + "' (a number >= 0)";
       return false;
     }
     *out = it->get<double>();
@@ -96,62 +97,54 @@ bool fromJson(const json &j, TuningEntry *e, std::string *error) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < lo ||
         it->get<int64_t>() > hi) {
-      *error = std::string("the entry lacks '") + key + "' (an integer in [" +
-               std::to_string(lo) + ", " + std::to_string(hi) + "])";
+      why = std::string("the entry lacks '") + key + "' (an integer in [" + std::to_string(lo) +
+            ", " + std::to_string(hi) + "])";
       return false;
     }
     *out = static_cast<int>(it->get<int64_t>());
     return true;
   };
-  if (!str("kernel", &e->kernel) || !str("signature", &e->signature) ||
-      !str("target", &e->target) || !str("tmc_version", &e->tmcVersion) ||
-      !str("schedule", &e->schedule) || !str("model", &e->model, false) ||
-      !str("default_schedule", &e->defaultSchedule, false) ||
-      !str("origin", &e->origin, false) ||
-      !num("default_ms", &e->defaultMs) || !num("best_ms", &e->bestMs) ||
-      !integer("trials", &e->trials, 0, 1 << 30) || !integer("tokens", &e->tokens, 1, 1 << 20) ||
-      !integer("threads", &e->threads, 0, 1 << 16) || !integer("calls", &e->calls, 0, 1 << 20))
-    return false;
-  for (auto [key, out] : {std::pair{"default_decode_ms", &e->defaultDecodeMs},
-                          std::pair{"best_decode_ms", &e->bestDecodeMs},
-                          std::pair{"fma_peak_gflops", &e->fmaPeakGflops}})
+  if (!str("kernel", &e.kernel) || !str("signature", &e.signature) ||
+      !str("target", &e.target) || !str("tmc_version", &e.tmcVersion) ||
+      !str("schedule", &e.schedule) || !str("model", &e.model, false) ||
+      !str("default_schedule", &e.defaultSchedule, false) ||
+      !str("origin", &e.origin, false) ||
+      !num("default_ms", &e.defaultMs) || !num("best_ms", &e.bestMs) ||
+      !integer("trials", &e.trials, 0, 1 << 30) || !integer("tokens", &e.tokens, 1, 1 << 20) ||
+      !integer("threads", &e.threads, 0, 1 << 16) || !integer("calls", &e.calls, 0, 1 << 20))
+    return makeError(why);
+  for (auto [key, out] : {std::pair{"default_decode_ms", &e.defaultDecodeMs},
+                          std::pair{"best_decode_ms", &e.bestDecodeMs},
+                          std::pair{"fma_peak_gflops", &e.fmaPeakGflops}})
     if (auto it = j.find(key); it != j.end() && it->is_number())
       *out = it->get<double>();
   if (auto it = j.find("confirmed"); it != j.end() && it->is_boolean())
-    e->confirmed = it->get<bool>();
+    e.confirmed = it->get<bool>();
   if (auto it = j.find("history"); it != j.end()) {
-    if (!it->is_array()) {
-      *error = "'history' must be an array of [trial, ms] pairs";
-      return false;
-    }
+    if (!it->is_array())
+      return makeError("'history' must be an array of [trial, ms] pairs");
     for (const json &point : *it) {
       if (!point.is_array() || point.size() != 2 || !point[0].is_number_integer() ||
-          !point[1].is_number()) {
-        *error = "'history' must be an array of [trial, ms] pairs";
-        return false;
-      }
-      e->history.emplace_back(point[0].get<int>(), point[1].get<double>());
+          !point[1].is_number())
+        return makeError("'history' must be an array of [trial, ms] pairs");
+      e.history.emplace_back(point[0].get<int>(), point[1].get<double>());
     }
   }
-  return true;
+  return e;
 }
 
 } // namespace
 
-bool loadTuningDb(const std::string &path, TuningDb *db, std::string *error, bool allowMissing) {
-  db->entries.clear();
+llvm::Expected<TuningDb> loadTuningDb(const std::string &path, bool allowMissing) {
+  TuningDb db;
   std::error_code ec;
   if (allowMissing && !std::filesystem::exists(path, ec))
-    return true;
-  if (std::filesystem::is_directory(path, ec)) {
-    *error = path + ": is a directory, not a tuning database";
-    return false;
-  }
+    return db;
+  if (std::filesystem::is_directory(path, ec))
+    return makeError(path + ": is a directory, not a tuning database");
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot read the tuning database: " + std::strerror(errno);
-    return false;
-  }
+  if (!in)
+    return makeError(path + ": cannot read the tuning database: " + std::strerror(errno));
   std::string line;
   int number = 0;
   bool header = false;
@@ -160,57 +153,45 @@ bool loadTuningDb(const std::string &path, TuningDb *db, std::string *error, boo
     if (line.empty() || line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    std::string where = path + ":" + std::to_string(number);
     if (!header) {
       if (j.is_discarded() || !j.is_object() || !j.contains("format") ||
-          j["format"] != "tmc-tuning-db") {
-        *error = path + ":" + std::to_string(number) +
-                 ": not a tmc tuning database (its first line must be "
-                 "{\"format\": \"tmc-tuning-db\", \"schema\": " +
-                 std::to_string(kTuningDbSchema) + "}; write one with tmc tune)";
-        return false;
-      }
+          j["format"] != "tmc-tuning-db")
+        return makeError(where +
+                         ": not a tmc tuning database (its first line must be "
+                         "{\"format\": \"tmc-tuning-db\", \"schema\": " +
+                         std::to_string(kTuningDbSchema) + "}; write one with tmc tune)");
       if (!j.contains("schema") || !j["schema"].is_number_integer() ||
           j["schema"].get<int64_t>() != kTuningDbSchema) {
         std::string found = j.contains("schema") ? j["schema"].dump() : "none";
-        *error = path + ":" + std::to_string(number) + ": tuning database schema " + found +
-                 ", but this tmc reads schema " + std::to_string(kTuningDbSchema) +
-                 " (re-tune with tmc tune into a new file)";
-        return false;
+        return makeError(where + ": tuning database schema " + found +
+                         ", but this tmc reads schema " + std::to_string(kTuningDbSchema) +
+                         " (re-tune with tmc tune into a new file)");
       }
       header = true;
       continue;
     }
-    if (j.is_discarded()) {
-      *error = path + ":" + std::to_string(number) +
-               ": corrupt tuning database: the line is not valid JSON";
-      return false;
-    }
-    TuningEntry entry;
-    std::string why;
-    if (!fromJson(j, &entry, &why)) {
-      *error = path + ":" + std::to_string(number) + ": corrupt tuning database: " + why;
-      return false;
-    }
-    entry.line = number;
-    db->entries.push_back(std::move(entry));
+    if (j.is_discarded())
+      return makeError(where + ": corrupt tuning database: the line is not valid JSON");
+    llvm::Expected<TuningEntry> entry = fromJson(j);
+    if (!entry)
+      return withContext(entry.takeError(), where + ": corrupt tuning database");
+    entry->line = number;
+    db.entries.push_back(std::move(*entry));
   }
-  if (in.bad()) {
-    *error = path + ": cannot read the tuning database";
-    return false;
-  }
-  if (!header) {
-    *error = path + ": empty file, not a tmc tuning database (write one with tmc tune)";
-    return false;
-  }
-  return true;
+  if (in.bad())
+    return makeError(path + ": cannot read the tuning database");
+  if (!header)
+    return makeError(path + ": empty file, not a tmc tuning database (write one with tmc tune)");
+  return db;
 }
 
-bool saveTuningDb(const std::string &path, const TuningDb &db, std::string *error) {
+llvm::Error saveTuningDb(const std::string &path, const TuningDb &db) {
   std::string text =
       json{{"format", "tmc-tuning-db"}, {"schema", kTuningDbSchema}}.dump() + "\n";
   for (const TuningEntry &e : db.entries)
     text += toJson(e).dump() + "\n";
-  return writeFileAtomically(path, text, error);
+  return writeFileAtomically(path, text);
 }
 
 bool entryUsable(const TuningEntry &e, const KernelDesc &kernel, const TargetInfo &target,
@@ -229,10 +210,9 @@ bool entryUsable(const TuningEntry &e, const KernelDesc &kernel, const TargetInf
            kernelSignatureText(kernel) + ")";
     return false;
   }
-  Schedule s = defaultSchedule(kernel, target);
-  std::string error;
-  if (!parseSchedule(e.schedule, &s, &error) || !validSchedule(kernel, target, s, &error)) {
-    *why = "invalid schedule: " + error;
+  llvm::Expected<Schedule> s = parseSchedule(e.schedule, defaultSchedule(kernel, target));
+  if (llvm::Error error = s ? validSchedule(kernel, target, *s) : s.takeError()) {
+    *why = "invalid schedule: " + llvm::toString(std::move(error));
     return false;
   }
   return true;
@@ -279,9 +259,8 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
   for (const auto &[key, entry] : best) {
     const KernelDesc &kernel = *kernels[entry->kernel];
     const TargetInfo &variant = *variantFor(*entry, target, &variants);
-    Schedule s = defaultSchedule(kernel, variant);
-    std::string error;
-    parseSchedule(entry->schedule, &s, &error); // checked by entryUsable
+    Schedule s = llvm::cantFail(parseSchedule(entry->schedule, defaultSchedule(kernel, variant)),
+                                "checked by entryUsable");
     std::string name = multi ? entry->kernel + " (" + variant.isaName() + ")" : entry->kernel;
     if (s.str() == defaultSchedule(kernel, variant).str()) {
       if (atDefault)
@@ -294,4 +273,4 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
   return table;
 }
 
-} // namespace tmc::tune
+} // namespace tmc

@@ -14,11 +14,13 @@
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
 
+#include "llvm/Support/Error.h"
+
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace tmc::tune {
+namespace tmc {
 
 /// The schema this tmc reads and writes.
 constexpr int kTuningDbSchema = 1;
@@ -60,13 +62,12 @@ struct TuningDb {
 std::string kernelSignatureText(const KernelDesc &kernel);
 
 /// Reads `path`. A missing file is an empty database when `allowMissing`.
-/// False with `*error` (naming the file and line) for a file that cannot be
-/// read, is not a tuning database, has another schema, or a malformed entry.
-bool loadTuningDb(const std::string &path, TuningDb *db, std::string *error,
-                  bool allowMissing = false);
+/// An error (naming the file and line) for a file that cannot be read, is
+/// not a tuning database, has another schema, or a malformed entry.
+llvm::Expected<TuningDb> loadTuningDb(const std::string &path, bool allowMissing = false);
 
 /// Writes `db` atomically (a temporary file renamed into place).
-bool saveTuningDb(const std::string &path, const TuningDb &db, std::string *error);
+llvm::Error saveTuningDb(const std::string &path, const TuningDb &db);
 
 /// Whether `entry` may be used for `kernel` on `target`; the reason if not.
 bool entryUsable(const TuningEntry &entry, const KernelDesc &kernel, const TargetInfo &target,
@@ -90,4 +91,4 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
                               std::vector<std::string> *found,
                               std::vector<std::string> *atDefault = nullptr);
 
-} // namespace tmc::tune
+} // namespace tmc

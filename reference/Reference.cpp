@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tests/reference/Reference.h"
+#include "reference/Reference.h"
 
-#include "tests/reference/ReferenceInternal.h"
+#include "reference/ReferenceInternal.h"
 
 #include <cmath>
 #include <numbers>

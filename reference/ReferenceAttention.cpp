@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tests/reference/ReferenceInternal.h"
+#include "reference/ReferenceInternal.h"
 
 #include "frontend/Masks.h"
 

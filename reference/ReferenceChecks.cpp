@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tests/reference/ReferenceInternal.h"
+#include "reference/ReferenceInternal.h"
 
 namespace tmc::ref::detail {
 

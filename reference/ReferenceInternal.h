@@ -8,7 +8,7 @@
 #pragma once
 
 #include "frontend/ModelSpec.h"
-#include "tests/reference/Reference.h"
+#include "reference/Reference.h"
 
 #include <cstdint>
 #include <functional>

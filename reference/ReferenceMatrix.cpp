@@ -1,6 +1,6 @@
 //===- ReferenceMatrix.cpp - Matrices, checked weight reads, linear layers ===//
 
-#include "tests/reference/ReferenceInternal.h"
+#include "reference/ReferenceInternal.h"
 
 namespace tmc::ref::detail {
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tests/reference/Reference.h"
+#include "reference/Reference.h"
 
 namespace tmc::ref {
 

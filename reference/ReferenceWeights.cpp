@@ -1,6 +1,6 @@
 //===- ReferenceWeights.cpp - A weight file as the reference reads it -----===//
 
-#include "tests/reference/ReferenceWeights.h"
+#include "reference/ReferenceWeights.h"
 
 #include "frontend/Manifest.h"
 #include "runtime/half.h"

@@ -9,7 +9,7 @@
 
 #include "frontend/ModelSpec.h"
 #include "runtime/safetensors.h"
-#include "tests/reference/Reference.h"
+#include "reference/Reference.h"
 
 #include <map>
 #include <vector>

@@ -36,6 +36,7 @@ ExternalProject_Add(tmr_runtime_aarch64
     -DCMAKE_ARCHIVE_OUTPUT_DIRECTORY=${TMC_AARCH64_LIB_DIR}
     -DTMC_SOURCE_DIR=${PROJECT_SOURCE_DIR}
     -DTMC_JSON_INCLUDE_DIR=${_tmc_cross_include}
+    -DTMC_HALIDE_INCLUDE_DIR=${HALIDE_INCLUDE_DIR}
   # The runtime's sources live outside SOURCE_DIR: let its own build decide
   # what is out of date, every time (a no-op when nothing is).
   BUILD_ALWAYS ON

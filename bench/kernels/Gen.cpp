@@ -113,9 +113,9 @@ const Variant kVariants[] = {
 
 bool compile(const halide::LoweredKernel &kernel, const std::string &name,
              const TargetInfo &target, const std::string &dir) {
-  std::string error;
-  if (!halide::compileKernel(kernel, name, target, {dir + "/" + name + ".o", "", ""}, &error)) {
-    std::cerr << "bench_kernels_gen: " << name << ": " << error << "\n";
+  if (llvm::Error error =
+          halide::compileKernel(kernel, name, target, {dir + "/" + name + ".o", "", ""})) {
+    std::cerr << "bench_kernels_gen: " << name << ": " << llvm::toString(std::move(error)) << "\n";
     return false;
   }
   return true;
@@ -124,7 +124,7 @@ bool compile(const halide::LoweredKernel &kernel, const std::string &name,
 /// GPT-2 small's attention: 12 heads of 64, causal, scale 1/8.
 KernelDesc gpt2Attention() {
   KernelDesc desc;
-  desc.kind = KernelKind::Attention;
+  desc.kind = KernelKind::attention;
   desc.heads = desc.kvHeads = 12;
   desc.headDim = 64;
   desc.width = 768;
@@ -220,10 +220,9 @@ int main(int argc, char **argv) {
     std::cerr << "usage: bench_kernels_gen --target TARGET --out DIR [--only gemm|attention]\n";
     return 2;
   }
-  std::string error;
-  std::optional<TargetInfo> target = resolveTarget(targetName, &error);
+  llvm::Expected<TargetInfo> target = resolveTarget(targetName);
   if (!target) {
-    std::cerr << "bench_kernels_gen: " << error << "\n";
+    std::cerr << "bench_kernels_gen: " << llvm::toString(target.takeError()) << "\n";
     return 2;
   }
   // host: the variant of the multi-ISA target this CPU runs.
@@ -236,7 +235,7 @@ int main(int argc, char **argv) {
                                                  : std::vector<Shape>(std::begin(kShapes),
                                                                       std::end(kShapes))) {
     KernelDesc desc;
-    desc.kind = KernelKind::Linear;
+    desc.kind = KernelKind::linear;
     desc.inWidth = shape.K;
     desc.width = shape.N;
     desc.activation = "none"; // oneDNN's sgemm has no epilogue
@@ -267,8 +266,9 @@ int main(int argc, char **argv) {
             << ", " << packed.extents[2] << "}, " << pack << ", " << gemm << "},\n";
     }
   }
-  if (!halide::compileRuntime(*target, outDir + "/halide_runtime.o", &error)) {
-    std::cerr << "bench_kernels_gen: Halide runtime: " << error << "\n";
+  if (llvm::Error error = halide::compileRuntime(*target, outDir + "/halide_runtime.o")) {
+    std::cerr << "bench_kernels_gen: Halide runtime: " << llvm::toString(std::move(error))
+              << "\n";
     return 1;
   }
   std::ofstream inc(outDir + "/kernels.inc");

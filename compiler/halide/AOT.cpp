@@ -2,6 +2,8 @@
 
 #include "compiler/halide/AOT.h"
 
+#include "compiler/Error.h"
+
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -17,16 +19,15 @@ Target kernelTarget(const TargetInfo &info) {
   return Target(info.halideTarget).with_feature(Target::NoRuntime);
 }
 
-template <typename Fn> bool catchHalide(Fn &&fn, std::string *error) {
+template <typename Fn> llvm::Error catchHalide(Fn &&fn) {
   try {
     fn();
-    return true;
+    return llvm::Error::success();
   } catch (const Halide::Error &e) {
-    *error = e.what();
+    return makeError(e.what());
   } catch (const std::exception &e) {
-    *error = e.what();
+    return makeError(e.what());
   }
-  return false;
 }
 
 void printDefinition(std::ostream &os, const std::string &name,
@@ -43,9 +44,8 @@ void printDefinition(std::ostream &os, const std::string &name,
 
 } // namespace
 
-bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
-                   const TargetInfo &target, const KernelOutputs &outputs,
-                   std::string *error) {
+llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functionName,
+                          const TargetInfo &target, const KernelOutputs &outputs) {
   std::map<OutputFileType, std::string> files;
   if (!outputs.object.empty())
     files[OutputFileType::object] = outputs.object;
@@ -53,29 +53,25 @@ bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
     files[OutputFileType::stmt] = outputs.stmt;
   if (!outputs.assembly.empty())
     files[OutputFileType::assembly] = outputs.assembly;
-  return catchHalide(
-      [&] {
-        Func output = kernel.output;
-        Module module =
-            output.compile_to_module(kernel.arguments, functionName, kernelTarget(target));
-        // A GPU target's device code is a buffer of the module (embedded in
-        // the object's read-only data): PTX text, NUL-terminated.
-        for (const Buffer<void> &buffer : module.buffers()) {
-          if (!outputs.deviceCode || buffer.name().find("_gpu_source_kernels") ==
-                                         std::string::npos)
-            continue;
-          const char *text = static_cast<const char *>(buffer.data());
-          *outputs.deviceCode += std::string(text, strnlen(text, buffer.size_in_bytes()));
-        }
-        module.compile(files);
-      },
-      error);
+  return catchHalide([&] {
+    Func output = kernel.output;
+    Module module =
+        output.compile_to_module(kernel.arguments, functionName, kernelTarget(target));
+    // A GPU target's device code is a buffer of the module (embedded in
+    // the object's read-only data): PTX text, NUL-terminated.
+    for (const Buffer<void> &buffer : module.buffers()) {
+      if (!outputs.deviceCode || buffer.name().find("_gpu_source_kernels") == std::string::npos)
+        continue;
+      const char *text = static_cast<const char *>(buffer.data());
+      *outputs.deviceCode += std::string(text, strnlen(text, buffer.size_in_bytes()));
+    }
+    module.compile(files);
+  });
 }
 
-bool compileRuntime(const TargetInfo &target, const std::string &objectPath,
-                    std::string *error) {
+llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPath) {
   return catchHalide(
-      [&] { compile_standalone_runtime(objectPath, Target(target.halideTarget)); }, error);
+      [&] { compile_standalone_runtime(objectPath, Target(target.halideTarget)); });
 }
 
 std::string describeKernel(const std::string &name, const LoweredKernel &kernel,

@@ -4,6 +4,8 @@
 #include "compiler/halide/Lowering.h"
 #include "compiler/Target.h"
 
+#include "llvm/Support/Error.h"
+
 #include <string>
 
 namespace tmc::halide {
@@ -16,16 +18,14 @@ struct KernelOutputs {
   std::string *deviceCode = nullptr; ///< GPU targets: receives the kernel's PTX
 };
 
-/// AOT-compiles `kernel` as the C function `functionName`. Halide's errors come
-/// back as `*error` (Halide reports them as exceptions).
-bool compileKernel(const LoweredKernel &kernel, const std::string &functionName,
-                   const TargetInfo &target, const KernelOutputs &outputs,
-                   std::string *error);
+/// AOT-compiles `kernel` as the C function `functionName`. Halide's errors
+/// (Halide reports them as exceptions) come back as the error.
+llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functionName,
+                          const TargetInfo &target, const KernelOutputs &outputs);
 
 /// The Halide runtime (thread pool, allocator, error handling) compiled once
 /// for all kernels of an executable.
-bool compileRuntime(const TargetInfo &target, const std::string &objectPath,
-                    std::string *error);
+llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPath);
 
 /// The `halide` stage text of one kernel: its Funcs' definitions and the
 /// schedule it was compiled with.

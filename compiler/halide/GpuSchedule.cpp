@@ -244,7 +244,7 @@ void scheduleGemmGpu(Func out, Func acc, Func xc, Func packed, const GemmLayout 
 }
 
 void scheduleForGpu(const KernelDesc &kernel, LoweredKernel &lowered, const Schedule &schedule) {
-  if (kernel.kind == KernelKind::Attention)
+  if (kernel.kind == KernelKind::attention)
     return scheduleAttention(kernel, lowered, schedule);
   // Threads along the output's dimension 0 (features, or head_dim for rope).
   std::vector<BufferShape> sig = kernelSignature(kernel);

@@ -10,6 +10,8 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 
+#include "llvm/Support/Error.h"
+
 #include <string>
 #include <vector>
 
@@ -33,9 +35,9 @@ struct KernelBuildResult {
   std::vector<std::string> objects; ///< kernel objects, then the Halide runtime object
 };
 
-/// Lowers every kernel of `plan` and compiles it for `target`.
-bool buildKernels(const KernelPlan &plan, const TargetInfo &target,
-                  const KernelBuildRequest &request, KernelBuildResult *result,
-                  std::string *error);
+/// Lowers every kernel of `plan` under the schedule the plan carries for it
+/// and compiles it for `target` (each concrete target of a multi-ISA one).
+llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const TargetInfo &target,
+                                               const KernelBuildRequest &request);
 
 } // namespace tmc

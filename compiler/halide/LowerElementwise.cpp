@@ -94,12 +94,12 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
   Var c("c"), t("t");
   Func out;
   std::vector<Argument> args;
-  if (kernel.kind == KernelKind::Add) {
+  if (kernel.kind == KernelKind::add) {
     ImageParam a = makeInput(sig[0], "lhs"), b = makeInput(sig[1], "rhs");
     out = Func("add");
     out(c, t) = a(c, t) + b(c, t);
     args = {a, b};
-  } else if (kernel.kind == KernelKind::GatedActivation) {
+  } else if (kernel.kind == KernelKind::gated_activation) {
     ImageParam gate = makeInput(sig[0], "gate"), up = makeInput(sig[1], "up");
     out = Func("gated");
     out(c, t) = applyActivation(gate(c, t), kernel.activation) * up(c, t);
@@ -121,7 +121,7 @@ LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedul
 
 LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
-  bool residual = kernel.kind == KernelKind::AddNorm;
+  bool residual = kernel.kind == KernelKind::add_norm;
   bool rms = kernel.variant == "rmsnorm";
   size_t p = 0;
   ImageParam x = makeInput(sig[p++], "x");

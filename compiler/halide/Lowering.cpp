@@ -72,28 +72,28 @@ namespace {
 
 LoweredKernel lowerAlgorithm(const KernelDesc &kernel, const Schedule &schedule) {
   switch (kernel.kind) {
-  case KernelKind::Linear:
+  case KernelKind::linear:
     return lowerPackedLinear(kernel, schedule);
-  case KernelKind::Attention:
+  case KernelKind::attention:
     return lowerAttention(kernel, schedule);
-  case KernelKind::Embed:
+  case KernelKind::embed:
     return lowerEmbed(kernel, schedule);
-  case KernelKind::AddPositions:
+  case KernelKind::positions:
     return lowerAddPositions(kernel, schedule);
-  case KernelKind::AddSegments:
+  case KernelKind::segments:
     return lowerAddSegments(kernel, schedule);
-  case KernelKind::Add:
-  case KernelKind::Activation:
-  case KernelKind::GatedActivation:
+  case KernelKind::add:
+  case KernelKind::activation:
+  case KernelKind::gated_activation:
     return lowerElementwise(kernel, schedule);
-  case KernelKind::Norm:
-  case KernelKind::AddNorm:
+  case KernelKind::norm:
+  case KernelKind::add_norm:
     return lowerNorm(kernel, schedule);
-  case KernelKind::Rope:
+  case KernelKind::rope:
     return lowerRope(kernel, schedule);
-  case KernelKind::Pool:
+  case KernelKind::pool:
     return lowerPool(kernel, schedule);
-  case KernelKind::SeqProject:
+  case KernelKind::seq_project:
     return lowerSeqProject(kernel, schedule);
   }
   return {};
@@ -105,7 +105,7 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule) {
   LoweredKernel lowered = lowerAlgorithm(kernel, schedule);
   // The GEMM schedules itself (its lowering holds the Funcs to stage);
   // every other kind leaves its stages unscheduled for the GPU.
-  if (schedule.gpu && kernel.kind != KernelKind::Linear)
+  if (schedule.gpu && kernel.kind != KernelKind::linear)
     scheduleForGpu(kernel, lowered, schedule);
   return lowered;
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Error.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/RunMemory.h"
 #include "frontend/Diagnostics.h"
@@ -263,10 +264,8 @@ int checkCommand(int argc, char **argv) {
   const ModelSpec &spec = *loaded->spec;
   std::string overflow;
   std::optional<ModelSizes> sizes = computeSizes(spec, &overflow);
-  if (!sizes) { // Sema rejects such specs; kept for safety.
-    errs() << "tmc: error: " << overflow << " does not fit in 64 bits\n";
-    return 1;
-  }
+  if (!sizes) // Sema rejects such specs; kept for safety.
+    return reportError(makeError(overflow + " does not fit in 64 bits"));
   FlopCounts flops = countFlops(spec);
 
   json summary = {{"model", spec.name},
@@ -309,9 +308,9 @@ int checkCommand(int argc, char **argv) {
   }
   // Too large is not an error in the spec: the same model may run elsewhere.
   if (memory && machine > 0 && static_cast<uint64_t>(memory->total()) > machine)
-    errs() << "tmc: warning: " << input << ": model '" << spec.name << "' needs about "
-           << tmr::formatBytes(memory->total()) << " of memory at run time, more than this "
-           << "machine's " << tmr::formatBytes(machine) << "\n";
+    reportWarning(input.getValue() + ": model '" + spec.name + "' needs about " +
+                  tmr::formatBytes(memory->total()) +
+                  " of memory at run time, more than this machine's " + tmr::formatBytes(machine));
   if (asJson) {
     outs() << summary.dump(2) << "\n";
     return 0;

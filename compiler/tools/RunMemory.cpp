@@ -10,14 +10,7 @@
 #include "compiler/tools/RunMemory.h"
 
 #include "compiler/KernelPlan.h"
-#include "dialects/tm/Passes.h"
-#include "dialects/tmk/Passes.h"
-#include "frontend/MLIRGen.h"
-#include "frontend/Manifest.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
+#include "compiler/Pipeline.h"
 
 #include <limits>
 #include <set>
@@ -52,27 +45,18 @@ int64_t RunMemory::total() const {
 
 std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   const ModelSpec &spec = *loaded.spec;
-  // One thread: the plan of even a large model forms in milliseconds, less
-  // than starting a thread pool takes.
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   // A plan that cannot be formed only means no estimate: `tmc compile`
   // reports why, at the spec's lines; `tmc check` stays quiet about it.
-  mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic &) { return mlir::success(); });
-  mlir::OwningOpRef<mlir::ModuleOp> module = buildModule(context, *loaded.sourceMgr, spec);
-  if (!module)
+  PipelineOptions pipeline;
+  pipeline.loaded = &loaded;
+  pipeline.quiet = true;
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
+  if (!model) {
+    llvm::consumeError(model.takeError());
     return std::nullopt;
-  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
-  tm::buildOptimizationPipeline(pm, {});
-  tmk::buildKernelPipeline(pm);
-  if (mlir::failed(pm.run(*module)))
-    return std::nullopt;
-  std::vector<TensorSpec> manifest = buildManifest(spec);
-  std::vector<std::string> names;
-  for (const TensorSpec &tensor : manifest)
-    names.push_back(tensor.name);
-  mlir::FailureOr<KernelPlan> plan = formKernels(*module, names);
-  if (mlir::failed(plan))
-    return std::nullopt;
+  }
+  const KernelPlan *plan = &(*model)->plan;
+  const std::vector<TensorSpec> &manifest = plan->weights;
 
   constexpr int64_t kFloat = 4;
   RunMemory memory;
@@ -82,7 +66,7 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   std::set<int64_t> packedWeights;
   for (const KernelCall &call : plan->calls)
     if (call.kind == KernelCall::Kind::Kernel &&
-        plan->kernels[call.kernel].kind == KernelKind::Linear && call.args.size() > 1) {
+        plan->kernels[call.kernel].kind == KernelKind::linear && call.args.size() > 1) {
       const Slot &weight = call.args[1].slot;
       if (weight.kind == Slot::Kind::Weight)
         packedWeights.insert(weight.index);

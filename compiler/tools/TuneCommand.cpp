@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Error.h"
 #include "compiler/Target.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tune/Tuner.h"
@@ -14,7 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
 
@@ -93,36 +94,26 @@ int tuneCommand(int argc, char **argv) {
   options.target = target;
   options.resume = resume;
   options.svg = svg;
-  if (!parseDuration(budget, &options.budgetSeconds) || options.budgetSeconds > 7 * 24 * 3600) {
-    errs() << "tmc: error: --budget: '" << budget
-           << "' is not a duration in (0, 7 days] (e.g. 90s, 10m, 1h)\n";
-    return kExitUsage;
-  }
-  if (threads < 1 || threads > 1024) {
-    errs() << "tmc: error: --threads: " << threads << " is out of range [1, 1024]\n";
-    return kExitUsage;
-  }
-  if (tokens < 1 || tokens > 65536) {
-    errs() << "tmc: error: --tokens: " << tokens << " is out of range [1, 65536]\n";
-    return kExitUsage;
-  }
-  if (!(timeout >= 1 && timeout <= 3600)) {
-    errs() << "tmc: error: --timeout: " << timeout << " is out of range [1, 3600] seconds\n";
-    return kExitUsage;
-  }
-  if (maxTrials < 0 || maxTrials > 1000000) {
-    errs() << "tmc: error: --max-trials: " << maxTrials << " is out of range [0, 1000000]\n";
-    return kExitUsage;
-  }
-  if (!svg.empty() && !report) {
-    errs() << "tmc: error: --svg is only meaningful with --report\n";
-    return kExitUsage;
-  }
-  std::string error;
-  if (!tmc::resolveTarget(target, &error)) {
-    errs() << "tmc: error: " << error << "\n";
-    return kExitUsage;
-  }
+  if (!parseDuration(budget, &options.budgetSeconds) || options.budgetSeconds > 7 * 24 * 3600)
+    return reportError(makeUsageError("--budget: '" + budget.getValue() +
+                                      "' is not a duration in (0, 7 days] (e.g. 90s, 10m, 1h)"));
+  if (threads < 1 || threads > 1024)
+    return reportError(makeUsageError("--threads: " + Twine(threads.getValue()) +
+                                      " is out of range [1, 1024]"));
+  if (tokens < 1 || tokens > 65536)
+    return reportError(makeUsageError("--tokens: " + Twine(tokens.getValue()) +
+                                      " is out of range [1, 65536]"));
+  // {0:e}: the double as raw_ostream prints it (1.000000e+00).
+  if (!(timeout >= 1 && timeout <= 3600))
+    return reportError(makeUsageError(
+        formatv("--timeout: {0:e} is out of range [1, 3600] seconds", timeout.getValue())));
+  if (maxTrials < 0 || maxTrials > 1000000)
+    return reportError(makeUsageError("--max-trials: " + Twine(maxTrials.getValue()) +
+                                      " is out of range [0, 1000000]"));
+  if (!svg.empty() && !report)
+    return reportError(makeUsageError("--svg is only meaningful with --report"));
+  if (Expected<TargetInfo> resolved = resolveTarget(target); !resolved)
+    return reportError(resolved.takeError());
   options.threads = threads;
   options.tokens = tokens;
   options.timeoutSeconds = timeout;

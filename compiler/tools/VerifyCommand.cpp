@@ -16,12 +16,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver.h"
+#include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/tools/Commands.h"
 #include "runtime/trace.h"
-#include "tests/reference/Reference.h"
-#include "tests/reference/ReferenceWeights.h"
+#include "reference/Reference.h"
+#include "reference/ReferenceWeights.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -55,20 +56,17 @@ struct Comparison {
 };
 
 /// Parses "1,2,3"; ids are range-checked by the executable and the reference.
-bool parseIds(StringRef flag, StringRef text, std::vector<int32_t> *ids) {
-  ids->clear();
+Expected<std::vector<int32_t>> parseIds(StringRef flag, StringRef text) {
+  std::vector<int32_t> ids;
   SmallVector<StringRef> parts;
   text.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef part : parts) {
     int32_t id;
-    if (part.trim().getAsInteger(10, id)) {
-      errs() << "tmc: error: --" << flag << ": '" << part.trim()
-             << "' is not an integer token id\n";
-      return false;
-    }
-    ids->push_back(id);
+    if (part.trim().getAsInteger(10, id))
+      return makeUsageError("--" + flag + ": '" + part.trim() + "' is not an integer token id");
+    ids.push_back(id);
   }
-  return true;
+  return ids;
 }
 
 std::string joinIds(const std::vector<int32_t> &ids) {
@@ -86,27 +84,25 @@ std::vector<int32_t> defaultTokens(const ModelSpec &spec) {
   return ids;
 }
 
-/// Runs the traced executable; false (after saying why) if it fails.
 /// How this machine runs an executable built for `target`: directly, or for
-/// a cross target under qemu-user (qemu-<arch> -L /usr/<triple>). Empty with
-/// a message when it cannot.
-std::optional<std::vector<std::string>> launcherFor(const TargetInfo &target,
-                                                    std::string *error) {
+/// a cross target under qemu-user (qemu-<arch> -L /usr/<triple>); a usage
+/// error when it cannot.
+Expected<std::vector<std::string>> launcherFor(const TargetInfo &target) {
   if (target.crossTriple.empty())
     return std::vector<std::string>{};
   std::string qemu = "qemu-" + target.crossTriple.substr(0, target.crossTriple.find('-'));
   auto program = sys::findProgramByName(qemu);
-  if (!program) {
-    *error = "--target " + target.name + ": tmc verify runs the model under " + qemu +
-             ", which is not on PATH (Debian: qemu-user)";
-    return std::nullopt;
-  }
+  if (!program)
+    return makeUsageError("--target " + target.name + ": tmc verify runs the model under " +
+                          qemu + ", which is not on PATH (Debian: qemu-user)");
   return std::vector<std::string>{*program, "-L", "/usr/" + target.crossTriple};
 }
 
-bool runTraced(const std::vector<std::string> &launcher, const std::string &exe,
-               const std::vector<std::string> &args, const std::string &tracePath,
-               const std::string &logPath) {
+/// Runs the traced executable; on failure, the error holds its status and
+/// what it printed.
+Error runTraced(const std::vector<std::string> &launcher, const std::string &exe,
+                const std::vector<std::string> &args, const std::string &tracePath,
+                const std::string &logPath) {
   std::vector<std::string> env;
   for (char **entry = environ; *entry; ++entry)
     if (!StringRef(*entry).starts_with("TMR_TRACE_FILE="))
@@ -120,12 +116,17 @@ bool runTraced(const std::vector<std::string> &launcher, const std::string &exe,
   int rc = sys::ExecuteAndWait(argv[0], argv, ArrayRef<StringRef>(envRefs), redirects, 0, 0,
                                &message);
   if (rc == 0)
-    return true;
-  errs() << "tmc: error: the compiled model failed (status " << rc << ")"
-         << (message.empty() ? "" : ": " + message) << "\n";
+    return Error::success();
+  // What it printed follows the message's line as it printed it (reportError
+  // ends the message with the newline).
+  std::string printed;
   if (auto log = MemoryBuffer::getFile(logPath))
-    errs() << (*log)->getBuffer();
-  return false;
+    printed = (*log)->getBuffer().str();
+  if (!printed.empty() && printed.back() == '\n')
+    printed.pop_back();
+  return makeError("the compiled model failed (status " + Twine(rc) + ")" +
+                   (message.empty() ? "" : ": " + message) +
+                   (printed.empty() ? "" : "\n" + printed));
 }
 
 /// Columns [column, column + width) of every row of `record`.
@@ -194,23 +195,17 @@ int verifyCommand(int argc, char **argv) {
   parseOptions(argc, argv,
                "tmc verify: run the compiled kernels and the reference evaluator side by side\n"
                "and name the first kernel whose output strays past the tolerance\n");
-  if (!(tolerance > 0)) {
-    errs() << "tmc: error: --tolerance: must be > 0\n";
-    return 2;
-  }
-  if (optLevel < '0' || optLevel > '3') {
-    errs() << "tmc: error: -O" << optLevel << ": the optimization level must be 0 to 3\n";
-    return 2;
-  }
-  std::string targetError;
-  std::optional<TargetInfo> resolved = resolveTarget(target, &targetError);
-  std::optional<std::vector<std::string>> launcher;
-  if (resolved)
-    launcher = launcherFor(*resolved, &targetError);
-  if (!launcher) {
-    errs() << "tmc: error: " << targetError << "\n";
-    return 2;
-  }
+  if (!(tolerance > 0))
+    return reportError(makeUsageError("--tolerance: must be > 0"));
+  if (optLevel < '0' || optLevel > '3')
+    return reportError(makeUsageError("-O" + Twine(optLevel.getValue()) +
+                                      ": the optimization level must be 0 to 3"));
+  Expected<TargetInfo> resolved = resolveTarget(target);
+  if (!resolved)
+    return reportError(resolved.takeError());
+  Expected<std::vector<std::string>> launcher = launcherFor(*resolved);
+  if (!launcher)
+    return reportError(launcher.takeError());
   auto loaded = load(input);
   if (!loaded)
     return 1;
@@ -218,19 +213,26 @@ int verifyCommand(int argc, char **argv) {
 
   ref::Inputs inputs;
   inputs.tokens = defaultTokens(spec);
-  if (!tokensText.empty() && !parseIds("tokens", tokensText, &inputs.tokens))
-    return 2;
+  if (!tokensText.empty()) {
+    Expected<std::vector<int32_t>> ids = parseIds("tokens", tokensText);
+    if (!ids)
+      return reportError(ids.takeError());
+    inputs.tokens = std::move(*ids);
+  }
   if (spec.isEncoderDecoder()) {
     inputs.sourceTokens = inputs.tokens;
-    if (!sourceText.empty() && !parseIds("source-tokens", sourceText, &inputs.sourceTokens))
-      return 2;
+    if (!sourceText.empty()) {
+      Expected<std::vector<int32_t>> ids = parseIds("source-tokens", sourceText);
+      if (!ids)
+        return reportError(ids.takeError());
+      inputs.sourceTokens = std::move(*ids);
+    }
   }
+  // The reference and the trace reader (outside compiler/) say why in a string.
   std::string error;
   auto weights = ref::ReferenceWeights::open(spec, weightsPath, &error);
-  if (!weights) {
-    errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
+  if (!weights)
+    return reportError(makeError(error));
 
   // The reference first: it also range-checks the input for both sides.
   std::vector<ref::Tap> taps;
@@ -240,18 +242,14 @@ int verifyCommand(int argc, char **argv) {
     tapData.push_back(*tap.data);
     taps.push_back(tap);
   };
-  if (!ref::evaluate(spec, weights->lookup(), inputs, &error, observe)) {
-    errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
+  if (!ref::evaluate(spec, weights->lookup(), inputs, &error, observe))
+    return reportError(makeError(error));
   for (size_t i = 0; i < taps.size(); ++i)
     taps[i].data = &tapData[i];
 
   SmallString<128> workDir;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("tmc-verify", workDir)) {
-    errs() << "tmc: error: cannot create a temporary directory: " << ec.message() << "\n";
-    return 1;
-  }
+  if (std::error_code ec = sys::fs::createUniqueDirectory("tmc-verify", workDir))
+    return reportError(makeError("cannot create a temporary directory: " + ec.message()));
   struct Cleanup {
     std::string dir;
     ~Cleanup() { sys::fs::remove_directories(dir); }
@@ -271,13 +269,12 @@ int verifyCommand(int argc, char **argv) {
   std::vector<std::string> args = {"--weights", weightsPath, "--tokens", joinIds(inputs.tokens)};
   if (spec.isEncoderDecoder())
     args.insert(args.end(), {"--source-tokens", joinIds(inputs.sourceTokens)});
-  if (!runTraced(*launcher, options.output, args, dir + "/trace.bin", dir + "/log.txt"))
-    return 1;
+  if (Error failure =
+          runTraced(*launcher, options.output, args, dir + "/trace.bin", dir + "/log.txt"))
+    return reportError(std::move(failure));
   std::vector<tmr::TraceRecord> records;
-  if (!tmr::readTrace(dir + "/trace.bin", &records, &error)) {
-    errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
+  if (!tmr::readTrace(dir + "/trace.bin", &records, &error))
+    return reportError(makeError(error));
 
   // A fused projection's call holds several values side by side (q, k, v):
   // each column range is a record of its own, named as the value it holds.

@@ -8,9 +8,10 @@
 
 #include "compiler/tools/Commands.h"
 #include "compiler/Driver.h"
+#include "compiler/Error.h"
 #include "compiler/InitWeights.h"
 #include "compiler/Target.h"
-#include "compiler/tune/TuningDb.h"
+#include "compiler/TuningDb.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -52,12 +53,7 @@ int initWeightsCommand(int argc, char **argv) {
   auto loaded = load(input);
   if (!loaded)
     return 1;
-  std::string error;
-  if (!tmc::writeInitialWeights(*loaded->spec, output, seed, &error)) {
-    errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return tmc::reportError(tmc::writeInitialWeights(*loaded->spec, output, seed));
 }
 
 int compileCommand(int argc, char **argv) {
@@ -119,43 +115,32 @@ int compileCommand(int argc, char **argv) {
   options.explain = explain;
   options.tuningDb = tuningDb;
   std::optional<tmc::Stage> stage = tmc::parseStage(emit);
-  if (!stage) {
-    errs() << "tmc: error: --emit: unknown stage '" << emit << "' (expected one of: "
-           << tmc::stageNames() << ")\n";
-    return kExitUsage;
-  }
+  if (!stage)
+    return tmc::reportError(tmc::makeUsageError("--emit: unknown stage '" + emit.getValue() +
+                                                "' (expected one of: " + tmc::stageNames() +
+                                                ")"));
   options.emit = *stage;
-  if (optLevel < '0' || optLevel > '3') {
-    errs() << "tmc: error: -O" << optLevel << ": the optimization level must be 0 to 3\n";
-    return kExitUsage;
-  }
+  if (optLevel < '0' || optLevel > '3')
+    return tmc::reportError(tmc::makeUsageError("-O" + Twine(optLevel.getValue()) +
+                                                ": the optimization level must be 0 to 3"));
   options.optLevel = static_cast<unsigned>(optLevel - '0');
-  if (threads < 0 || threads > 1024) {
-    errs() << "tmc: error: --threads: " << threads << " is out of range [0, 1024]\n";
-    return kExitUsage;
-  }
+  if (threads < 0 || threads > 1024)
+    return tmc::reportError(tmc::makeUsageError("--threads: " + Twine(threads.getValue()) +
+                                                " is out of range [0, 1024]"));
   // Checked here, not minutes into compiling: both are mistakes on the
   // command line, not in the spec.
-  std::string error;
-  std::optional<tmc::TargetInfo> targetInfo = tmc::resolveTarget(target, &error);
-  if (!targetInfo) {
-    errs() << "tmc: error: " << error << "\n";
-    return kExitUsage;
-  }
-  if (*stage == tmc::Stage::Device && !targetInfo->gpu) {
-    errs() << "tmc: error: --emit=device writes GPU kernels' PTX: it needs a GPU target "
-              "(--target cuda or cuda-sm86), not --target "
-           << target << "\n";
-    return kExitUsage;
-  }
-  if (*stage >= tmc::Stage::Obj && output.empty()) {
-    errs() << "tmc: error: "
-           << (*stage == tmc::Stage::Lib      ? "-o DIR (or DIR/NAME) is required to write a library"
-               : *stage == tmc::Stage::Device ? "-o DIR is required to write device code"
-                                              : "-o OUT is required to write an executable or object")
-           << "\n";
-    return kExitUsage;
-  }
+  Expected<tmc::TargetInfo> targetInfo = tmc::resolveTarget(target);
+  if (!targetInfo)
+    return tmc::reportError(targetInfo.takeError());
+  if (*stage == tmc::Stage::Device && !targetInfo->gpu)
+    return tmc::reportError(tmc::makeUsageError(
+        "--emit=device writes GPU kernels' PTX: it needs a GPU target (--target cuda or "
+        "cuda-sm86), not --target " + target.getValue()));
+  if (*stage >= tmc::Stage::Obj && output.empty())
+    return tmc::reportError(tmc::makeUsageError(
+        *stage == tmc::Stage::Lib      ? "-o DIR (or DIR/NAME) is required to write a library"
+        : *stage == tmc::Stage::Device ? "-o DIR is required to write device code"
+                                       : "-o OUT is required to write an executable or object"));
   options.threads = threads;
   return tmc::runCompile(options);
 }
@@ -187,7 +172,7 @@ int main(int argc, char **argv) {
   }
   StringRef name = argv[1];
   if (name == "--version") {
-    outs() << "tmc " << tmc::tune::tmcVersion() << "\n";
+    outs() << "tmc " << tmc::tmcVersion() << "\n";
     return 0;
   }
   if (name == "--help" || name == "-h" || name == "help") {
@@ -202,7 +187,7 @@ int main(int argc, char **argv) {
     args.insert(args.end(), argv + 2, argv + argc);
     return command.run(static_cast<int>(args.size()), args.data());
   }
-  errs() << "tmc: error: unknown command '" << name << "'\n";
+  tmc::reportError(tmc::makeUsageError("unknown command '" + name + "'"));
   for (const Command &command : kCommands)
     if (StringRef(command.name).edit_distance(name) <= 2)
       errs() << "tmc: note: did you mean '" << command.name << "'?\n";

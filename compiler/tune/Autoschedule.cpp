@@ -2,6 +2,7 @@
 
 #include "compiler/tune/Autoschedule.h"
 
+#include "compiler/Error.h"
 #include "compiler/halide/Lowering.h"
 #include "compiler/tune/Measure.h"
 
@@ -110,7 +111,7 @@ Schedule seedFromSource(const KernelDesc &kernel, const TargetInfo &target,
   if (vector > 1)
     s.vectorWidth = std::min(target.vectorWidth, floorPow2(vector));
   s.parallel = parallel || base.parallel;
-  if (kernel.kind == KernelKind::Linear) {
+  if (kernel.kind == KernelKind::linear) {
     const int vw = s.vectorWidth;
     // Register tile: the innermost token tile; feature tile: the smallest
     // split of the features wider than one vector (else one vector).
@@ -133,7 +134,7 @@ std::vector<AutoschedulerSeed> autoschedulerSeeds(const KernelDesc &kernel,
   std::vector<AutoschedulerSeed> seeds;
   // Only the GEMM lowering can leave its Funcs unscheduled (the
   // autoschedulers refuse scheduled ones), and GEMMs are most of the time.
-  const bool linear = kernel.kind == KernelKind::Linear;
+  const bool linear = kernel.kind == KernelKind::linear;
   if (!linear)
     return seeds;
   Schedule base = defaultSchedule(kernel, target);
@@ -146,8 +147,8 @@ std::vector<AutoschedulerSeed> autoschedulerSeeds(const KernelDesc &kernel,
     std::string out = dir + "/" + plugin.name + ".schedule";
     std::string library = std::string(TMC_HALIDE_PLUGIN_DIR) + "/" + plugin.library;
     std::string outputName;
-    bool ran = runInChild(
-        [&](std::string *error) {
+    llvm::Error ran = runInChild(
+        [&]() -> llvm::Error {
           // The plugins narrate their search on stderr; the tuner's
           // progress is there. (This is the child: its stderr only.)
           if (int null = open("/dev/null", O_WRONLY); null >= 0)
@@ -160,22 +161,23 @@ std::vector<AutoschedulerSeed> autoschedulerSeeds(const KernelDesc &kernel,
                 plugin.name, Halide::Target(target.halideTarget),
                 Halide::MachineParams(threads, 32 << 20, 40));
             std::ofstream(out) << lowered.output.name() << "\n" << results.schedule_source;
-            return true;
+            return llvm::Error::success();
           } catch (const std::exception &e) {
-            *error = e.what();
+            return makeError(e.what());
           }
-          return false;
         },
-        timeout, out + ".error", &seed.error);
+        timeout, out + ".error");
     if (ran) {
+      seed.error = llvm::toString(std::move(ran));
+      if (seed.error.size() > 300)
+        seed.error = seed.error.substr(0, 300) + "...";
+    } else {
       std::string text = readText(out);
       size_t newline = text.find('\n');
       outputName = text.substr(0, newline);
       seed.source = newline == std::string::npos ? "" : text.substr(newline + 1);
       seed.schedule = seedFromSource(kernel, target, outputName, seed.source, base);
       seed.ok = true;
-    } else if (seed.error.size() > 300) {
-      seed.error = seed.error.substr(0, 300) + "...";
     }
     seeds.push_back(seed);
   }

@@ -12,6 +12,8 @@
 
 #include "compiler/tune/FmaPeak.h"
 
+#include "compiler/Error.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -59,29 +61,25 @@ __attribute__((target("avx2,fma"))) float fmaLoopAvx2(long n, float seed) {
 
 using Loop = float (*)(long, float);
 
-/// The loop for `target` on this machine, or null with the reason.
-Loop loopFor(const TargetInfo &target, std::string *why) {
-  if (target.gpu) {
-    *why = "a GPU target's limit is not measured on the host";
-    return nullptr;
-  }
+/// The loop for `target` on this machine, or why there is none.
+llvm::Expected<Loop> loopFor(const TargetInfo &target) {
+  if (target.gpu)
+    return makeError("a GPU target's limit is not measured on the host");
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (target.isa == Isa::AVX512) {
     if (__builtin_cpu_supports("avx512f"))
       return fmaLoopAvx512;
-    *why = "this CPU lacks AVX-512";
-    return nullptr;
+    return makeError("this CPU lacks AVX-512");
   }
   if (target.isa == Isa::AVX2) {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
       return fmaLoopAvx2;
-    *why = "this CPU lacks AVX2 and FMA";
-    return nullptr;
+    return makeError("this CPU lacks AVX2 and FMA");
   }
 #endif
-  *why = std::string("no FMA measurement for ") + target.isaName() + " on this machine";
-  return nullptr;
+  return makeError(llvm::Twine("no FMA measurement for ") + target.isaName() +
+                   " on this machine");
 }
 
 } // namespace
@@ -90,10 +88,11 @@ int fmaPeakFlopsPerIteration(const TargetInfo &target) {
   return kChains * target.vectorWidth * 2;
 }
 
-double measureFmaPeak(const TargetInfo &target, int threads, std::string *why) {
-  Loop loop = loopFor(target, why);
-  if (!loop)
-    return 0;
+llvm::Expected<double> measureFmaPeak(const TargetInfo &target, int threads) {
+  llvm::Expected<Loop> loopOrError = loopFor(target);
+  if (!loopOrError)
+    return loopOrError.takeError();
+  Loop loop = *loopOrError;
   threads = std::max(1, threads);
   // More threads than cores share them: each does its share of the work, so
   // that a run takes a few tens of milliseconds whatever --threads says.

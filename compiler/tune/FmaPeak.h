@@ -10,7 +10,7 @@
 
 #include "compiler/Target.h"
 
-#include <string>
+#include "llvm/Support/Error.h"
 
 namespace tmc::tune {
 
@@ -19,8 +19,8 @@ namespace tmc::tune {
 int fmaPeakFlopsPerIteration(const TargetInfo &target);
 
 /// GFLOP/s of `threads` threads running independent FMA chains on `target`'s
-/// vectors at once, best of a few runs. 0 with `*why` when this machine
+/// vectors at once, best of a few runs. An error says why when this machine
 /// cannot run the target's vector instructions (another ISA, a GPU target).
-double measureFmaPeak(const TargetInfo &target, int threads, std::string *why);
+llvm::Expected<double> measureFmaPeak(const TargetInfo &target, int threads);
 
 } // namespace tmc::tune

@@ -1,7 +1,8 @@
 //===- Measure.h - Timing one kernel schedule in its own process -*- C++ -*-===//
 //
 // A candidate schedule is compiled (Halide AOT, in a forked child) and linked
-// with a small generated harness into an executable of its own, which runs the
+// with the measuring harness (MeasureHarness.cpp, compiled with a small header
+// generated for the kernel) into an executable of its own, which runs the
 // kernel on seeded random inputs of the real shapes: warm-up, repeats until a
 // minimum time; the 10th percentile (the score), median and spread; then the same at T = 1. Its
 // outputs are compared with the default schedule's (saved by the first
@@ -15,6 +16,8 @@
 #include "compiler/KernelPlan.h"
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
+
+#include "llvm/Support/Error.h"
 
 #include <functional>
 #include <string>
@@ -45,8 +48,9 @@ public:
   KernelBench(const KernelDesc &kernel, const TargetInfo &target, std::string dir,
               std::string runtimeObject, int threads, int tokens);
 
-  /// Generates and compiles the harness; false with `*error`.
-  bool prepare(std::string *error);
+  /// Writes the harness's header for the kernel (harnessSource) into `dir`.
+  /// measure() compiles the harness with it.
+  llvm::Error prepare();
 
   /// Compiles and times `schedule`. `reference`: save its outputs as the
   /// reference; otherwise check against them (tolerance 1e-4 relative).
@@ -57,7 +61,8 @@ public:
   /// Runs a kept executable again (checked against the reference).
   Measurement rerun(const std::string &executable, double timeoutSeconds);
 
-  /// The harness source (for tests and debugging).
+  /// tune_kernel.h, what the harness needs of the kernel: the candidate's
+  /// declarations, its arguments' shapes and the call (for tests and debugging).
   std::string harnessSource() const;
 
   /// Whether the executor runs a variant kernel of its own at T = 1
@@ -75,12 +80,13 @@ private:
 };
 
 /// Runs `fn` in a forked child (its own process group), killed past
-/// `timeout` seconds or on a stop request. False with `*error`: what `fn`
-/// reported (through `errorFile`), or how the child ended.
-bool runInChild(const std::function<bool(std::string *)> &fn, double timeout,
-                const std::string &errorFile, std::string *error);
+/// `timeout` seconds or on a stop request. Fails with the message of the
+/// error `fn` returned (passed on through `errorFile`), or how the child
+/// ended.
+llvm::Error runInChild(const std::function<llvm::Error()> &fn, double timeout,
+                       const std::string &errorFile);
 
 /// Compiles the Halide runtime for `target` into `path` (in a child process).
-bool compileRuntimeObject(const TargetInfo &target, const std::string &path, std::string *error);
+llvm::Error compileRuntimeObject(const TargetInfo &target, const std::string &path);
 
 } // namespace tmc::tune

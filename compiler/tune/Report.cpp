@@ -6,13 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Driver.h"
+#include "compiler/Pipeline.h"
+#include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
 #include "compiler/tune/Format.h"
 #include "compiler/tune/Tuner.h"
-#include "compiler/tune/TuningDb.h"
+#include "compiler/TuningDb.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -130,29 +131,26 @@ std::string difference(const std::string &schedule, const std::string &base) {
 } // namespace
 
 int runReport(const TuneOptions &options) {
-  std::string error;
-  std::optional<TargetInfo> resolved = resolveTarget(options.target, &error);
+  TargetInfo resolved = llvm::cantFail(resolveTarget(options.target)); // checked by the command
   // What tmc tune tunes (and so what is reported): the concrete variant of a
   // multi-ISA target this machine runs.
-  std::optional<TargetInfo> target = runnableVariant(*resolved);
-  KernelPlan plan;
-  CompileOptions compile;
-  compile.input = options.spec;
-  compile.target = options.target;
-  compile.emit = Stage::Kernels;
-  compile.output = "/dev/null";
-  if (runCompile(compile, &plan) != 0)
-    return 1;
-  TuningDb db;
-  if (!loadTuningDb(options.db, &db, &error)) {
-    llvm::errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
+  std::optional<TargetInfo> target = runnableVariant(resolved);
+  PipelineOptions pipeline;
+  pipeline.input = options.spec;
+  pipeline.target = options.target;
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
+  if (!model)
+    return reportError(model.takeError());
+  const KernelPlan &plan = (*model)->plan;
+  llvm::Expected<TuningDb> loaded = loadTuningDb(options.db);
+  if (!loaded)
+    return reportError(loaded.takeError());
+  const TuningDb &db = *loaded;
   std::vector<std::string> warnings, found, atDefault;
   selectSchedules(db, plan, *target, &warnings, &found, &atDefault);
   found.insert(found.end(), atDefault.begin(), atDefault.end());
   for (const std::string &w : warnings)
-    llvm::errs() << "tmc: warning: " << options.db << ": " << w << "\n";
+    reportWarning(options.db + ": " + w);
   std::map<std::string, const KernelDesc *> kernels;
   std::map<std::string, int> calls;
   for (const KernelDesc &k : plan.kernels)
@@ -193,10 +191,10 @@ int runReport(const TuneOptions &options) {
     before += e->defaultMs * n;
     after += e->bestMs * n;
     std::string gflops = "-";
-    if (k.kind == KernelKind::Linear && e->bestMs > 0)
+    if (k.kind == KernelKind::linear && e->bestMs > 0)
       gflops = fixed(2.0 * k.inWidth * k.width * e->tokens / (e->bestMs * 1e6), 1);
     std::string schedule = difference(e->schedule, e->defaultSchedule);
-    if (k.kind == KernelKind::Linear) {
+    if (k.kind == KernelKind::linear) {
       gemmMs[0] += e->defaultMs * n;
       gemmMs[1] += e->bestMs * n;
       gemmFlops += 2.0 * k.inWidth * k.width * e->tokens * n;
@@ -242,11 +240,10 @@ int runReport(const TuneOptions &options) {
     }
   }
   std::string svg = options.svg.empty() ? options.db + ".svg" : options.svg;
-  if (!writeFileAtomically(svg, chart(chosen, "tmc tune: " + llvm::sys::path::filename(options.spec).str() + " (" +
-                                     std::to_string(chosen.size()) + " kernels)"), &error)) {
-    llvm::errs() << "tmc: error: " << error << "\n";
-    return 1;
-  }
+  if (llvm::Error error = writeFileAtomically(
+          svg, chart(chosen, "tmc tune: " + llvm::sys::path::filename(options.spec).str() + " (" +
+                                 std::to_string(chosen.size()) + " kernels)")))
+    return reportError(std::move(error));
   os << "chart: " << svg << "\n";
   return 0;
 }

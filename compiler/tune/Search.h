@@ -3,13 +3,15 @@
 // Which schedule fields matter for a kernel kind, the values each may take,
 // seeds (the heuristic schedule, its neighbours and the tile sizes Halide's
 // autoschedulers choose for the same pipeline) and mutations for the
-// evolutionary search in Tuner.cpp.
+// evolutionary search in Tuner.cpp. The fields and their values come from
+// the table of schedule fields (compiler/ScheduleFields.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "compiler/KernelPlan.h"
 #include "compiler/Schedule.h"
+#include "compiler/ScheduleFields.h"
 #include "compiler/Target.h"
 
 #include <random>
@@ -40,7 +42,7 @@ public:
   /// A child taking each field from `a` or `b`.
   Schedule crossover(const Schedule &a, const Schedule &b, std::mt19937 &rng) const;
 
-  /// How many distinct schedules the space holds (capped), to stop early on small spaces.
+  /// How many distinct schedules the space holds, to stop early on small spaces.
   size_t sizeEstimate() const;
 
   const Schedule &defaults() const { return base; }
@@ -53,12 +55,14 @@ public:
   bool decodesAsDefault(const Schedule &schedule) const;
 
 private:
-  void randomize(Schedule &s, int field, std::mt19937 &rng) const;
-  int fieldCount() const;
+  /// Gives `field` of `s` one of its values, at random.
+  void randomize(Schedule &s, const ScheduleField &field, std::mt19937 &rng) const;
 
   KernelDesc kernel;
   TargetInfo target;
   Schedule base;
+  /// The fields the search varies for this kernel, in table order.
+  std::vector<const ScheduleField *> searched;
 };
 
 } // namespace tmc::tune

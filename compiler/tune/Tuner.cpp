@@ -16,7 +16,8 @@
 
 #include "compiler/tune/Tuner.h"
 
-#include "compiler/Driver.h"
+#include "compiler/Pipeline.h"
+#include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 #include "compiler/tune/Autoschedule.h"
@@ -24,7 +25,7 @@
 #include "compiler/tune/Format.h"
 #include "compiler/tune/Measure.h"
 #include "compiler/tune/Search.h"
-#include "compiler/tune/TuningDb.h"
+#include "compiler/TuningDb.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -122,7 +123,7 @@ public:
   int run();
 
 private:
-  bool setUp();
+  llvm::Error setUp();
   void profile();
   void search(Job &job, double seconds);
   void confirm(Job &job, const Schedule &best, double bestMs);
@@ -162,13 +163,16 @@ std::string Tuner::status(const Job &job, size_t index) const {
 void Tuner::remeasureFmaPeak() {
   if (fmaPeak <= 0 || stopRequested())
     return;
-  std::string why;
-  double again = measureFmaPeak(target, options.threads, &why);
-  if (again <= fmaPeak)
+  llvm::Expected<double> again = measureFmaPeak(target, options.threads);
+  if (!again) {
+    llvm::consumeError(again.takeError());
     return;
-  progress.note("tmc: FMA peak measured again: " + fixed(again, 1) + " GFLOP/s (was " +
+  }
+  if (*again <= fmaPeak)
+    return;
+  progress.note("tmc: FMA peak measured again: " + fixed(*again, 1) + " GFLOP/s (was " +
                 fixed(fmaPeak, 1) + "), the GEMM limit of the report");
-  fmaPeak = again;
+  fmaPeak = *again;
   for (Job &job : jobs)
     if (job.entry.trials > 0)
       job.entry.fmaPeakGflops = fmaPeak;
@@ -188,67 +192,54 @@ bool Tuner::save() {
   for (const Job &job : jobs)
     if (job.entry.trials > 0)
       out.entries.push_back(job.entry);
-  std::string error;
-  if (!saveTuningDb(options.db, out, &error)) {
-    progress.note("tmc: error: " + error);
+  if (llvm::Error error = saveTuningDb(options.db, out)) {
+    progress.note(errorLine(llvm::toString(std::move(error))));
     return false;
   }
   return true;
 }
 
-bool Tuner::setUp() {
-  LoadedSpec loaded = loadSpec(options.spec, llvm::errs());
-  if (!loaded.ok())
-    return false;
-  modelName = loaded.spec->name;
+llvm::Error Tuner::setUp() {
+  PipelineOptions pipeline;
+  pipeline.input = options.spec;
+  pipeline.target = options.target;
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
+  if (!model)
+    return model.takeError();
+  plan = std::move((*model)->plan);
+  modelName = plan.model.name;
   tokens = options.tokens;
-  if (loaded.spec->maxSeq > 0)
-    tokens = static_cast<int>(std::min<int64_t>(tokens, loaded.spec->maxSeq));
-  std::string error;
+  if (plan.model.maxSeq > 0)
+    tokens = static_cast<int>(std::min<int64_t>(tokens, plan.model.maxSeq));
   // Candidates run here: a multi-ISA target is tuned for the variant this
   // CPU runs (the executable picks the same one at start-up); a cross
   // target cannot be measured on this machine.
-  TargetInfo resolved = *resolveTarget(options.target, &error); // checked by the command
-  if (!resolved.crossTriple.empty()) {
-    llvm::errs() << "tmc: error: --target " << resolved.name
-                 << ": a cross-compiled target cannot be tuned here (its candidates would not "
-                    "run on this machine); run tmc tune on a " << resolved.name << " machine\n";
-    return false;
-  }
-  if (resolved.gpu) {
-    llvm::errs() << "tmc: error: --target " << resolved.name
-                 << ": GPU schedules cannot be tuned yet (candidates are timed on this machine's "
-                    "CPU); tune a CPU target, or compile for " << resolved.name
-                 << " with its default schedules\n";
-    return false;
-  }
+  TargetInfo resolved = llvm::cantFail(resolveTarget(options.target)); // checked by the command
+  if (!resolved.crossTriple.empty())
+    return makeError("--target " + resolved.name +
+                     ": a cross-compiled target cannot be tuned here (its candidates would not "
+                     "run on this machine); run tmc tune on a " + resolved.name + " machine");
+  if (resolved.gpu)
+    return makeError("--target " + resolved.name +
+                     ": GPU schedules cannot be tuned yet (candidates are timed on this "
+                     "machine's CPU); tune a CPU target, or compile for " + resolved.name +
+                     " with its default schedules");
   target = runnableVariant(resolved);
-  CompileOptions compile;
-  compile.input = options.spec;
-  compile.target = options.target;
-  compile.emit = Stage::Kernels;
-  compile.output = "/dev/null";
-  if (runCompile(compile, &plan) != 0)
-    return false;
-  if (!loadTuningDb(options.db, &db, &error, /*allowMissing=*/true)) {
-    llvm::errs() << "tmc: error: " << error << "\n";
-    return false;
-  }
+  llvm::Expected<TuningDb> stored = loadTuningDb(options.db, /*allowMissing=*/true);
+  if (!stored)
+    return stored.takeError();
+  db = std::move(*stored);
   // Say now, not after the budget, if the database cannot be written.
   if (!save())
-    return false;
+    return makeDiagnosedError(); // save() said why
 
   llvm::SmallString<128> dir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("tmc-tune", dir)) {
-    llvm::errs() << "tmc: error: cannot create a temporary directory: " << ec.message() << "\n";
-    return false;
-  }
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("tmc-tune", dir))
+    return makeError("cannot create a temporary directory: " + ec.message());
   workDir = std::string(dir);
   runtimeObject = workDir + "/halide_runtime.o";
-  if (!compileRuntimeObject(target, runtimeObject, &error)) {
-    llvm::errs() << "tmc: error: compiling the Halide runtime: " << error << "\n";
-    return false;
-  }
+  if (llvm::Error error = compileRuntimeObject(target, runtimeObject))
+    return withContext(std::move(error), "compiling the Halide runtime");
 
   std::map<size_t, int> calls;
   for (const KernelCall &call : plan.calls)
@@ -270,8 +261,8 @@ bool Tuner::setUp() {
         continue;
       std::string why;
       if (!entryUsable(e, *job.kernel, target, &why)) {
-        progress.note("tmc: warning: " + options.db + ":" + std::to_string(e.line) +
-                      ": entry for kernel '" + e.kernel + "': " + why + ": ignored");
+        progress.note(warningLine(options.db + ":" + std::to_string(e.line) +
+                                  ": entry for kernel '" + e.kernel + "': " + why + ": ignored"));
         continue;
       }
       if (!job.prior || e.bestMs < job.prior->bestMs)
@@ -283,26 +274,25 @@ bool Tuner::setUp() {
   }
   // The GEMM limit the report compares with, measured now, on this machine,
   // at the tuning thread count (before any candidate runs).
-  std::string why;
-  fmaPeak = measureFmaPeak(target, options.threads, &why);
-  progress.note(fmaPeak > 0 ? "tmc: FMA peak (" + std::string(target.isaName()) + ", " +
-                                  std::to_string(options.threads) + " threads): " +
-                                  fixed(fmaPeak, 1) + " GFLOP/s, the GEMM limit of the report"
-                            : "tmc: note: no FMA peak measured: " + why);
+  llvm::Expected<double> peak = measureFmaPeak(target, options.threads);
+  fmaPeak = peak ? *peak : 0;
+  progress.note(peak ? "tmc: FMA peak (" + std::string(target.isaName()) + ", " +
+                           std::to_string(options.threads) + " threads): " + fixed(fmaPeak, 1) +
+                           " GFLOP/s, the GEMM limit of the report"
+                     : "tmc: note: no FMA peak measured: " + llvm::toString(peak.takeError()));
   progress.note("tmc: tuning " + std::to_string(jobs.size()) + " distinct kernels of " +
                 modelName + " (" + std::to_string(plan.calls.size()) + " calls) for " +
                 target.halideTarget + ", T = " + std::to_string(tokens) + ", " +
                 std::to_string(options.threads) + " threads, budget " +
                 clock(options.budgetSeconds) + "; database " + options.db);
-  return true;
+  return llvm::Error::success();
 }
 
 void Tuner::profile() {
   for (size_t i = 0; i < jobs.size() && !over(); ++i) {
     Job &job = jobs[i];
-    std::string error;
-    if (!job.bench->prepare(&error)) {
-      progress.note("tmc: warning: " + job.name + ": " + error + ": not tuned");
+    if (llvm::Error error = job.bench->prepare()) {
+      progress.note(warningLine(job.name + ": " + llvm::toString(std::move(error)) + ": not tuned"));
       continue;
     }
     Schedule base = job.space->defaults();
@@ -311,8 +301,8 @@ void Tuner::profile() {
                                        job.dir + "/default");
     if (!m.ok) {
       if (!stopRequested())
-        progress.note("tmc: warning: " + job.name + ": the default schedule failed to run (" +
-                      m.error + "): not tuned");
+        progress.note(warningLine(job.name + ": the default schedule failed to run (" + m.error +
+                                  "): not tuned"));
       continue;
     }
     job.profiled = true;
@@ -365,11 +355,11 @@ void Tuner::search(Job &job, double seconds) {
   // tile sizes, the default's neighbours; each with where it came from.
   std::vector<std::pair<Schedule, std::string>> queue;
   if (options.resume && job.prior) {
-    Schedule prior = space.defaults();
-    std::string error;
-    if (parseSchedule(job.prior->schedule, &prior, &error))
-      queue.emplace_back(space.canonical(prior),
+    if (llvm::Expected<Schedule> prior = parseSchedule(job.prior->schedule, space.defaults()))
+      queue.emplace_back(space.canonical(*prior),
                          job.prior->origin.empty() ? "database" : job.prior->origin);
+    else
+      llvm::consumeError(prior.takeError());
   }
   // Halide's autoschedulers on the same pipeline, when the kernel's budget
   // allows (each runs in a child process under a timeout).
@@ -528,8 +518,8 @@ void Tuner::confirm(Job &job, const Schedule &best, double bestMs) {
 }
 
 int Tuner::run() {
-  if (!setUp())
-    return 1;
+  if (llvm::Error error = setUp())
+    return reportError(std::move(error));
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   profile();

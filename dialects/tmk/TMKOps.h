@@ -11,7 +11,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "dialects/tmk/TMKEnums.h.inc"
+#include "dialects/tmk/KernelKind.h"
+#include "dialects/tmk/TMKEnumsAttr.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/tmk/TMKOps.h.inc"

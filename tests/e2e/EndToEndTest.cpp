@@ -13,8 +13,8 @@
 
 #include "frontend/Frontend.h"
 #include "runtime/npy.h"
-#include "tests/reference/Reference.h"
-#include "tests/reference/ReferenceWeights.h"
+#include "reference/Reference.h"
+#include "reference/ReferenceWeights.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "tests/reference/Reference.h"
+#include "reference/Reference.h"
 
 #include <gtest/gtest.h>
 

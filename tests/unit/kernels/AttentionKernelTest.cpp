@@ -129,7 +129,7 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
     GTEST_SKIP() << "this CPU has no AVX-512";
 
   KernelDesc kernel;
-  kernel.kind = KernelKind::Attention;
+  kernel.kind = KernelKind::attention;
   kernel.heads = 4;
   kernel.kvHeads = 2;
   kernel.headDim = sc.headDim;

@@ -130,7 +130,7 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     GTEST_SKIP() << "this CPU has no AVX-512";
 
   KernelDesc desc;
-  desc.kind = KernelKind::Linear;
+  desc.kind = KernelKind::linear;
   desc.inWidth = c.K;
   desc.width = c.N;
   desc.hasBias = c.bias;

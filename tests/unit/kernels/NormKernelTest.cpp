@@ -40,7 +40,7 @@ TEST_P(NormKernelTest, MatchesDoubleNorm) {
     GTEST_SKIP() << "this CPU has no AVX-512";
 
   KernelDesc kernel;
-  kernel.kind = residual ? KernelKind::AddNorm : KernelKind::Norm;
+  kernel.kind = residual ? KernelKind::add_norm : KernelKind::norm;
   kernel.variant = rms ? "rmsnorm" : "layernorm";
   kernel.width = width;
   kernel.eps = 1e-5;

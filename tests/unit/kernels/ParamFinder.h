@@ -47,9 +47,12 @@ struct TestTarget {
 
 inline TestTarget testTarget(const std::string &name) {
   TestTarget t;
-  t.info = resolveTarget(name, &t.error);
-  if (!t.info)
+  llvm::Expected<TargetInfo> info = resolveTarget(name);
+  if (!info) {
+    t.error = llvm::toString(info.takeError());
     return t;
+  }
+  t.info = std::move(*info);
   t.halide = Halide::Target(t.info->halideTarget);
   t.runsHere = Halide::get_host_target().has_feature(Halide::Target::AVX512_Skylake) ||
                !t.halide.has_feature(Halide::Target::AVX512_Skylake);

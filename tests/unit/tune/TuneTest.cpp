@@ -1,12 +1,13 @@
 //===- TuneTest.cpp - Schedules as strings, the tuning database, the search space ===//
 
+#include "compiler/Error.h"
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
 #include "compiler/tune/Autoschedule.h"
 #include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Measure.h"
 #include "compiler/tune/Search.h"
-#include "compiler/tune/TuningDb.h"
+#include "compiler/TuningDb.h"
 
 #include <gtest/gtest.h>
 
@@ -21,18 +22,12 @@ using namespace tmc::tune;
 
 namespace {
 
-TargetInfo avx2() {
-  std::string error;
-  return *resolveTarget("x86-64-avx2", &error);
-}
+TargetInfo avx2() { return llvm::cantFail(resolveTarget("x86-64-avx2")); }
 
-TargetInfo avx512() {
-  std::string error;
-  return *resolveTarget("x86-64-avx512", &error);
-}
+TargetInfo avx512() { return llvm::cantFail(resolveTarget("x86-64-avx512")); }
 
 KernelDesc linear(int64_t k, int64_t n) {
-  KernelDesc d{KernelKind::Linear};
+  KernelDesc d{KernelKind::linear};
   d.inWidth = k;
   d.width = n;
   d.hasBias = true;
@@ -44,47 +39,46 @@ std::string tempPath(const char *name) {
   return std::string(::testing::TempDir()) + "/" + name + "." + std::to_string(getpid());
 }
 
+/// parseSchedule's error for `text` ("" when it parses).
+std::string parseError(const std::string &text) {
+  return llvm::toString(parseSchedule(text, Schedule()).takeError());
+}
+
 TEST(Schedule, StrParsesBack) {
   Schedule s = defaultSchedule(linear(768, 2304), avx512());
   s.tileRows = 5;
   s.kBlock = 256;
   s.unrollK = 2;
   s.parallelRows = true;
-  Schedule back;
-  std::string error;
-  ASSERT_TRUE(parseSchedule(s.str(), &back, &error)) << error;
-  EXPECT_EQ(back.str(), s.str());
+  llvm::Expected<Schedule> back = parseSchedule(s.str(), Schedule());
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->str(), s.str());
 }
 
 TEST(Schedule, ParseErrorsNameTheKey) {
-  Schedule s;
-  std::string error;
-  EXPECT_FALSE(parseSchedule("tile_size=4", &s, &error));
-  EXPECT_NE(error.find("unknown schedule key 'tile_size'"), std::string::npos);
-  EXPECT_FALSE(parseSchedule("tile_rows=four", &s, &error));
-  EXPECT_NE(error.find("not an integer"), std::string::npos);
-  EXPECT_FALSE(parseSchedule("tile_rows=4x", &s, &error));
-  EXPECT_FALSE(parseSchedule("tile_rows=0", &s, &error));
-  EXPECT_NE(error.find("out of range [1, 64]"), std::string::npos);
-  EXPECT_FALSE(parseSchedule("tile_rows", &s, &error));
+  EXPECT_NE(parseError("tile_size=4").find("unknown schedule key 'tile_size'"), std::string::npos);
+  EXPECT_NE(parseError("tile_rows=four").find("not an integer"), std::string::npos);
+  EXPECT_NE(parseError("tile_rows=4x"), "");
+  EXPECT_NE(parseError("tile_rows=0").find("out of range [1, 16]"), std::string::npos);
+  EXPECT_NE(parseError("tile_rows"), "");
   // A key left out keeps its value.
   Schedule t;
   t.queryTile = 48;
-  ASSERT_TRUE(parseSchedule("tile_rows=3", &t, &error));
-  EXPECT_EQ(t.tileRows, 3);
-  EXPECT_EQ(t.queryTile, 48);
+  llvm::Expected<Schedule> parsed = parseSchedule("tile_rows=3", t);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->tileRows, 3);
+  EXPECT_EQ(parsed->queryTile, 48);
 }
 
 TEST(Schedule, ValidityFollowsTheGemmLayout) {
   KernelDesc k = linear(768, 768);
   Schedule s = defaultSchedule(k, avx2());
-  std::string why;
-  EXPECT_TRUE(validSchedule(k, avx2(), s, &why)) << why;
+  EXPECT_EQ(llvm::toString(validSchedule(k, avx2(), s)), "");
   s.tileCols = 20; // not a multiple of 8
-  EXPECT_FALSE(validSchedule(k, avx2(), s, &why));
+  EXPECT_NE(llvm::toString(validSchedule(k, avx2(), s)), "");
   s = defaultSchedule(k, avx2());
   s.vectorWidth = 32; // past twice the AVX2 width
-  EXPECT_FALSE(validSchedule(k, avx2(), s, &why));
+  EXPECT_NE(llvm::toString(validSchedule(k, avx2(), s)), "");
 }
 
 TEST(TuningDb, RoundTripAndSelection) {
@@ -120,10 +114,11 @@ TEST(TuningDb, RoundTripAndSelection) {
   stale.tmcVersion = "0.0.0";
   db.entries.push_back(stale);
 
-  std::string path = tempPath("db.jsonl"), error;
-  ASSERT_TRUE(saveTuningDb(path, db, &error)) << error;
-  TuningDb back;
-  ASSERT_TRUE(loadTuningDb(path, &back, &error)) << error;
+  std::string path = tempPath("db.jsonl");
+  ASSERT_EQ(llvm::toString(saveTuningDb(path, db)), "");
+  llvm::Expected<TuningDb> loaded = loadTuningDb(path);
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  const TuningDb &back = *loaded;
   ASSERT_EQ(back.entries.size(), 4u);
   EXPECT_EQ(back.entries[1].history.size(), 2u);
   EXPECT_EQ(back.entries[1].line, 3);
@@ -144,8 +139,7 @@ TEST(TuningDb, RoundTripAndSelection) {
 }
 
 TEST(TuningDb, MultiIsaVariantsTakeTheirOwnEntries) {
-  std::string error;
-  TargetInfo host = *resolveTarget("host", &error);
+  TargetInfo host = llvm::cantFail(resolveTarget("host"));
   if (host.variants.size() < 2)
     GTEST_SKIP() << "host is not a multi-ISA target here";
   const TargetInfo &first = host.variants[0], &second = host.variants[1];
@@ -172,40 +166,47 @@ TEST(TuningDb, MultiIsaVariantsTakeTheirOwnEntries) {
   EXPECT_EQ(scheduleFor(k, first, table).str(), defaultSchedule(k, first).str());
 }
 
+/// The message of the error loading `path` fails with; empty if it loads.
+std::string loadError(const std::string &path, bool allowMissing = false) {
+  llvm::Expected<TuningDb> db = loadTuningDb(path, allowMissing);
+  return db ? "" : llvm::toString(db.takeError());
+}
+
 TEST(TuningDb, BadFilesAreErrors) {
   std::string path = tempPath("bad.jsonl"), error;
-  TuningDb db;
   std::ofstream(path) << "{\"format\":\"tmc-tuning-db\",\"schema\":1}\n{\"kernel\":";
-  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  error = loadError(path);
   EXPECT_NE(error.find(":2: corrupt tuning database"), std::string::npos) << error;
   std::ofstream(path) << "hello\n";
-  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  error = loadError(path);
   EXPECT_NE(error.find("not a tmc tuning database"), std::string::npos) << error;
   std::ofstream(path) << "";
-  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  EXPECT_NE(loadError(path), "");
   std::remove(path.c_str());
-  EXPECT_TRUE(loadTuningDb(path, &db, &error, /*allowMissing=*/true));
-  EXPECT_FALSE(loadTuningDb(path, &db, &error));
+  EXPECT_EQ(loadError(path, /*allowMissing=*/true), "");
+  EXPECT_NE(loadError(path), "");
 }
 
 TEST(FmaPeak, MeasuredWhereTheCpuRunsTheTarget) {
   // 12 chains of 8 (AVX2) or 16 (AVX-512) lanes, 2 FLOPs per lane.
   EXPECT_EQ(fmaPeakFlopsPerIteration(avx2()), 192);
   EXPECT_EQ(fmaPeakFlopsPerIteration(avx512()), 384);
-  std::string why;
   TargetInfo gpu = avx2();
   gpu.gpu = true;
-  EXPECT_EQ(measureFmaPeak(gpu, 1, &why), 0);
+  llvm::Expected<double> gpuPeak = measureFmaPeak(gpu, 1);
+  EXPECT_FALSE(static_cast<bool>(gpuPeak));
+  std::string why = llvm::toString(gpuPeak.takeError());
   EXPECT_NE(why.find("GPU"), std::string::npos) << why;
   __builtin_cpu_init();
   for (const TargetInfo &target : {avx2(), avx512()}) {
-    why.clear();
-    double peak = measureFmaPeak(target, 2, &why);
+    llvm::Expected<double> peak = measureFmaPeak(target, 2);
+    bool measured = static_cast<bool>(peak);
+    why = measured ? "" : llvm::toString(peak.takeError());
     bool runs = target.isa == Isa::AVX512 ? __builtin_cpu_supports("avx512f")
                                           : __builtin_cpu_supports("avx2");
     // No figure is asserted (the machine is shared); only that one exists
     // exactly when the CPU can run the target, and a reason when it cannot.
-    EXPECT_EQ(peak > 0, runs) << target.name << ": " << why;
+    EXPECT_EQ(measured && *peak > 0, runs) << target.name << ": " << why;
     EXPECT_EQ(why.empty(), runs) << target.name << ": " << why;
   }
 }
@@ -233,7 +234,7 @@ TEST(SearchSpace, SeedsAndMutationsAreValidCanonicalAndDistinct) {
 }
 
 KernelDesc attention() {
-  KernelDesc d{KernelKind::Attention};
+  KernelDesc d{KernelKind::attention};
   d.heads = d.kvHeads = 12;
   d.headDim = 64;
   d.width = 768;
@@ -243,7 +244,7 @@ KernelDesc attention() {
 }
 
 KernelDesc addNorm() {
-  KernelDesc d{KernelKind::AddNorm};
+  KernelDesc d{KernelKind::add_norm};
   d.variant = "layernorm";
   d.width = 768;
   d.eps = 1e-5;
@@ -269,8 +270,7 @@ TEST(SearchSpace, ComputeAtChoicesBelongToTheirKernels) {
     odd.width = 72;
     Schedule perBlock = defaultSchedule(odd, target);
     perBlock.keysAt = 1;
-    std::string reason;
-    EXPECT_FALSE(validSchedule(odd, target, perBlock, &reason));
+    std::string reason = llvm::toString(validSchedule(odd, target, perBlock));
     EXPECT_NE(reason.find("keys_at=1"), std::string::npos) << reason;
     // Norms: the staged rows or fused passes.
     SearchSpace norm(addNorm(), target);
@@ -340,18 +340,17 @@ TEST(Schedule, ComputeAtKeysParseBackAndAreBounded) {
   Schedule s;
   s.keysAt = 1;
   s.stageRows = false;
-  Schedule back;
-  std::string error;
-  ASSERT_TRUE(parseSchedule(s.str(), &back, &error)) << error;
-  EXPECT_EQ(back.keysAt, 1);
-  EXPECT_FALSE(back.stageRows);
-  EXPECT_FALSE(parseSchedule("keys_at=2", &back, &error));
+  llvm::Expected<Schedule> back = parseSchedule(s.str(), Schedule());
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->keysAt, 1);
+  EXPECT_FALSE(back->stageRows);
+  std::string error = parseError("keys_at=2");
   EXPECT_NE(error.find("keys_at=2 is out of range [0, 1]"), std::string::npos) << error;
   // A database line written before these keys existed keeps the defaults.
-  Schedule old;
-  ASSERT_TRUE(parseSchedule("vector_width=16 key_block=64", &old, &error)) << error;
-  EXPECT_EQ(old.keysAt, 0);
-  EXPECT_TRUE(old.stageRows);
+  llvm::Expected<Schedule> old = parseSchedule("vector_width=16 key_block=64", Schedule());
+  ASSERT_TRUE(static_cast<bool>(old)) << llvm::toString(old.takeError());
+  EXPECT_EQ(old->keysAt, 0);
+  EXPECT_TRUE(old->stageRows);
 }
 
 TEST(SearchSpace, RegisterPressureIsRejected) {
@@ -444,32 +443,28 @@ linear.compute_root()
 }
 
 TEST(Measure, ACrashOrHangCostsOnlyTheChild) {
-  std::string errorFile = tempPath("child.error"), error;
-  EXPECT_TRUE(runInChild([](std::string *) { return true; }, 10, errorFile, &error));
-  EXPECT_FALSE(runInChild(
-      [](std::string *) {
+  std::string errorFile = tempPath("child.error");
+  auto message = [](llvm::Error error) { return llvm::toString(std::move(error)); };
+  EXPECT_EQ(message(runInChild([] { return llvm::Error::success(); }, 10, errorFile)), "");
+  std::string error = message(runInChild(
+      [] {
         // The default action, so that the child dies of the signal even where
         // a handler is installed (ASan's turns a SEGV into exit status 1).
         std::signal(SIGSEGV, SIG_DFL);
         std::raise(SIGSEGV);
-        return true;
+        return llvm::Error::success();
       },
-      10, errorFile, &error));
+      10, errorFile));
   EXPECT_NE(error.find("crashed"), std::string::npos) << error;
-  EXPECT_FALSE(runInChild(
-      [](std::string *) {
+  error = message(runInChild(
+      [] {
         for (;;)
           pause();
-        return true;
+        return llvm::Error::success();
       },
-      1, errorFile, &error));
+      1, errorFile));
   EXPECT_NE(error.find("timed out"), std::string::npos) << error;
-  EXPECT_FALSE(runInChild(
-      [](std::string *message) {
-        *message = "no such schedule";
-        return false;
-      },
-      10, errorFile, &error));
+  error = message(runInChild([] { return makeError("no such schedule"); }, 10, errorFile));
   EXPECT_EQ(error, "no such schedule");
   std::remove(errorFile.c_str());
 }
@@ -488,9 +483,8 @@ TEST(Autoschedule, EverySchedulerGivesASeedOrSaysWhyNot) {
   for (const AutoschedulerSeed &seed : seeds) {
     // Debian's Halide 14 ships all three plugins (scripts/setup.sh).
     EXPECT_TRUE(seed.ok) << seed.scheduler << ": " << seed.error;
-    std::string why;
-    EXPECT_TRUE(validSchedule(k, target, seed.schedule, &why))
-        << seed.scheduler << ": " << seed.schedule.str() << ": " << why;
+    EXPECT_EQ(llvm::toString(validSchedule(k, target, seed.schedule)), "")
+        << seed.scheduler << ": " << seed.schedule.str();
   }
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }

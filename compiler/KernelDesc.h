@@ -1,0 +1,78 @@
+//===- KernelDesc.h - What one kernel computes, and its buffers -*- C++ -*-===//
+//
+// The static description of a kernel (its identity: what Halide compiles)
+// and the layout of its buffers. Plain data, free of MLIR and Halide, so that
+// the plan, the schedules, the Halide lowering and the executor generator
+// all share it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/tmk/KernelKind.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmc {
+
+/// What a kernel computes: the tmk dialect's enum (TMKOps.td).
+using KernelKind = tmk::KernelKind;
+
+/// An attention mask as the kernel needs it (see tm::MaskAttr).
+struct MaskDesc {
+  bool causal = false, padding = false, decoder = false, alibi = false;
+  int64_t window = 0, dilated = 0, dilation = 1;
+  std::vector<int64_t> globals;
+  int64_t randomPerRow = 0;
+  uint64_t randomSeed = 0;
+  int64_t maxSeq = 0;
+
+  bool restricted() const {
+    return window > 0 || dilated > 0 || !globals.empty() || randomPerRow > 0;
+  }
+};
+
+/// The static description of one kernel: what Halide compiles.
+struct KernelDesc {
+  KernelKind kind;
+  int64_t width = 0;       ///< output features (d_model, N of a linear, heads*head_dim)
+  int64_t inWidth = 0;     ///< linear: K
+  int64_t tableRows = 0;   ///< embed: vocab
+  int64_t positionRows = 0; ///< learned positions: rows of the table (max_seq); segments: rows
+  int64_t heads = 0, kvHeads = 0, headDim = 0;
+  double scale = 1.0;      ///< embed: embedding scale; attention: score scale
+  double eps = 0;          ///< norms
+  double theta = 0;        ///< rope
+  std::string position;    ///< embed / add_positions: none | sinusoidal | learned
+  std::string activation;  ///< linear epilogue or activation kind
+  std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
+  bool hasBias = false;    ///< linear, norms
+  bool hasResidual = false; ///< linear: adds a residual input after the activation
+  bool hasLength = false;  ///< attention with a padding mask: takes the valid length
+  MaskDesc mask;           ///< attention
+  /// A decoding step runs it with one row (tmk-decode-variants): compile a
+  /// one-row variant next to the tiled one. Not part of the name.
+  bool decodeVariant = true;
+
+  /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
+  std::string name() const;
+};
+
+/// How an executor argument is laid out: Halide dimensions, innermost first.
+/// Row extents are symbolic: kTokens (this run's tokens) or kKeys (the tokens
+/// cached so far plus this run's). A scalar is an int32 with no extents.
+struct BufferShape {
+  static constexpr int64_t kTokens = -1;
+  static constexpr int64_t kKeys = -2;
+  static constexpr int64_t kSource = -3; ///< the encoder's source tokens
+  bool isInt32 = false;
+  bool isScalar = false;
+  std::vector<int64_t> extents;
+};
+
+/// Parameters of a kernel in call order; the output is last. Activation
+/// rows are kTokens here; a call may bind them to kKeys or a static count.
+std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
+
+} // namespace tmc

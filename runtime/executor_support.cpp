@@ -1,0 +1,168 @@
+//===- executor_support.cpp - What every generated executor calls ---------===//
+
+#include "runtime/executor_support.h"
+
+#include "runtime/aligned.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tmr::executor {
+
+namespace {
+
+const char *const profilePath = std::getenv("TMR_PROFILE");
+
+void writeJsonString(std::FILE *out, const char *text) {
+  std::fputc('"', out);
+  for (; *text; ++text) {
+    if (*text == '"' || *text == '\\')
+      std::fputc('\\', out);
+    std::fputc(*text, out);
+  }
+  std::fputc('"', out);
+}
+
+/// One entry per call site and phase that ran, in call order.
+void writeProfile(const ProfileSlot *slots, int count) {
+  std::FILE *out = std::strcmp(profilePath, "-") == 0 ? stderr : std::fopen(profilePath, "w");
+  if (!out) {
+    std::fprintf(stderr, "warning: TMR_PROFILE: cannot write %s\n", profilePath);
+    return;
+  }
+  static const char *const phases[] = {"prompt", "step", "encode"};
+  std::fprintf(out, "[");
+  bool first = true;
+  for (int i = 0; i < count; ++i)
+    for (int p = 0; p < 3; ++p) {
+      if (!slots[i].calls[p])
+        continue;
+      std::fprintf(out, "%s\n  {\"call\": %d, \"kernel\": ", first ? "" : ",", i);
+      writeJsonString(out, slots[i].kernel);
+      std::fprintf(out, ", \"op\": ");
+      writeJsonString(out, slots[i].op);
+      std::fprintf(out, ", \"site\": ");
+      writeJsonString(out, slots[i].site);
+      std::fprintf(out, ", \"phase\": \"%s\", \"calls\": %lld, \"ms\": %.6f}", phases[p],
+                   slots[i].calls[p], slots[i].ms[p]);
+      first = false;
+    }
+  std::fprintf(out, "\n]\n");
+  if (out != stderr)
+    std::fclose(out);
+}
+
+/// The token, offset and length checks of checkRun.
+int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes,
+                   char *err, size_t errLen) {
+  if (args.num_tokens < 1 || args.offset < 0 || args.offset + args.num_tokens > model.max_seq)
+    return fail(err, errLen, "%lld tokens after %lld cached ones: this model accepts 1 to %lld in all",
+                static_cast<long long>(args.num_tokens), static_cast<long long>(args.offset),
+                static_cast<long long>(model.max_seq));
+  sizes->offset = static_cast<int32_t>(args.offset);
+  if (model.cache_floats == 0 && sizes->offset != 0)
+    return fail(err, errLen, "this model keeps no cache: offset must be 0");
+  if (!model.encoder_decoder) {
+    if (args.length < 0 || args.length > args.num_tokens)
+      return fail(err, errLen, "length %lld is outside [1, %lld]",
+                  static_cast<long long>(args.length), static_cast<long long>(args.num_tokens));
+    return 0;
+  }
+  sizes->source = static_cast<int32_t>(args.num_source_tokens);
+  if (args.num_source_tokens < 1 || args.num_source_tokens > model.max_seq ||
+      (sizes->offset == 0 && !args.source_tokens))
+    return fail(err, errLen, "this encoder-decoder model needs 1 to %lld source tokens, %lld given",
+                static_cast<long long>(model.max_seq),
+                static_cast<long long>(args.num_source_tokens));
+  sizes->sourceLength = args.length > 0 ? static_cast<int32_t>(args.length) : sizes->source;
+  if (sizes->sourceLength > sizes->source)
+    return fail(err, errLen, "length %d exceeds the source's %d tokens", sizes->sourceLength,
+                sizes->source);
+  return 0;
+}
+
+} // namespace
+
+const bool profiling = profilePath && profilePath[0];
+
+int fail(char *err, size_t errLen, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(err, errLen, format, args);
+  va_end(args);
+  return 1;
+}
+
+int kernelFailed(char *err, size_t errLen, const char *call, int code) {
+  // A missing GPU is not the kernel's fault: its message stands alone.
+  const char *message = tmr_halide_error_message();
+  if (std::strstr(message, "this executable was compiled for CUDA"))
+    return fail(err, errLen, "%s", message);
+  return fail(err, errLen, "kernel %s failed (Halide error %d): %s", call, code,
+              message[0] ? message : "no message");
+}
+
+int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes, char *err,
+             size_t errLen) {
+  if (int rc = checkPositions(args, model, sizes, err, errLen))
+    return rc;
+  for (int32_t w = 0; w < model.num_tensors; ++w)
+    if (!isAligned(args.weights[w]))
+      return fail(err, errLen, "weight '%s' is not aligned to %d bytes", model.tensors[w].name,
+                  TMR_BUFFER_ALIGNMENT);
+  if (args.arena && !isAligned(args.arena))
+    return fail(err, errLen, "the arena is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
+  if (model.cache_floats > 0 && !isAligned(args.cache))
+    return fail(err, errLen, "the cache is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
+  return 0;
+}
+
+int checkPrepared(const tmr_run_args &args, char *err, size_t errLen) {
+  if (!args.prepared)
+    return fail(err, errLen, "the weights were not prepared (call prepare() first)");
+  return 0;
+}
+
+int RunOutput::open(const tmr_run_args &args, const tmr_model_desc &model, char *err,
+                    size_t errLen) {
+  int64_t rows = model.output_rows ? model.output_rows : args.num_tokens;
+  floats = static_cast<size_t>(rows) * model.output_width;
+  given = output = args.output;
+  if (isAligned(output))
+    return 0;
+  if (!copy.allocate(floats))
+    return fail(err, errLen, "out of memory for the output");
+  output = copy.data;
+  return 0;
+}
+
+void RunOutput::finish() const {
+  if (output != given)
+    std::memcpy(given, output, sizeof(float) * floats);
+}
+
+int PhaseMemory::allocate(float *callerArena, int64_t arenaWidth, int32_t T,
+                          const int32_t *givenTokens, const int32_t *givenSegments, char *err,
+                          size_t errLen) {
+  arena = callerArena;
+  if ((!arena && !storage.allocate(static_cast<size_t>(arenaWidth) * T)) ||
+      !ids.allocate(2 * static_cast<size_t>(T)))
+    return fail(err, errLen, "out of memory for the activation arena");
+  if (!arena)
+    arena = storage.data;
+  tokens = ids.data;
+  segments = ids.data + T;
+  std::memcpy(tokens, givenTokens, sizeof(int32_t) * T);
+  for (int32_t t = 0; t < T; ++t)
+    segments[t] = givenSegments ? givenSegments[t] : 0;
+  return 0;
+}
+
+ProfileTable::~ProfileTable() {
+  if (profiling && selected)
+    writeProfile(slots, count);
+}
+
+} // namespace tmr::executor

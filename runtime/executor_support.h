@@ -1,0 +1,196 @@
+//===- executor_support.h - What every generated executor calls -*- C++ -*-===//
+//
+// The fixed part of an executor: compiler/ExecutorGen.cpp writes only what
+// depends on the model (its kernels' declarations, the checks and memory of
+// run(), one block per kernel call, the model descriptor) and calls these
+// for the rest: a run's argument checks, its working memory and output,
+// Halide buffer views over memory the executor owns, the message of a failed
+// kernel, and the per-kernel profile (TMR_PROFILE). They are part of
+// libtmr_runtime.a, so they are compiled, warned about and sanitized with
+// the runtime, and every executor of a multi-ISA executable shares them.
+// The GPU part (persistent device weights) is runtime/executor_gpu.h.
+//
+// Header-only Halide: HalideRuntime.h for halide_buffer_t. The Halide
+// runtime functions an executor calls come from its kernels' runtime object.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/tmr_abi.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <new>
+
+namespace tmr::executor {
+
+/// An owned array on a TMR_BUFFER_ALIGNMENT boundary. allocate() reports
+/// failure instead of throwing: an executor turns it into a message.
+template <typename T> struct Aligned {
+  T *data = nullptr;
+  Aligned() = default;
+  Aligned(const Aligned &) = delete;
+  Aligned &operator=(const Aligned &) = delete;
+  ~Aligned() {
+    if (data)
+      ::operator delete(data, std::align_val_t(TMR_BUFFER_ALIGNMENT));
+  }
+  bool allocate(size_t count) {
+    data = static_cast<T *>(::operator new(std::max<size_t>(count, 1) * sizeof(T),
+                                           std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow));
+    return data != nullptr;
+  }
+};
+
+/// A halide_buffer_t over memory the executor owns; extents innermost first.
+/// Dense, except that a `rowStride` > 0 sets the outermost (row) stride: a
+/// column range of a wider buffer (a fused projection's q, k or v). Not
+/// copyable: the buffer points at the view's own dimensions.
+struct View {
+  halide_buffer_t buffer{};
+  halide_dimension_t dims[TMR_MAX_RANK]{};
+
+  View(const void *data, halide_type_code_t code, std::initializer_list<int32_t> extents,
+       int32_t rowStride = 0) {
+    int32_t stride = 1, i = 0;
+    for (int32_t extent : extents) {
+      dims[i] = halide_dimension_t(0, extent, stride);
+      stride *= extent;
+      ++i;
+    }
+    if (rowStride > 0 && i > 0)
+      dims[i - 1].stride = rowStride;
+    buffer.host = static_cast<uint8_t *>(const_cast<void *>(data));
+    buffer.type = halide_type_t(code, 32, 1);
+    buffer.dimensions = i;
+    buffer.dim = dims;
+  }
+  View(const View &) = delete;
+  View &operator=(const View &) = delete;
+  halide_buffer_t *get() { return &buffer; }
+};
+
+/// Writes printf-style `format` into `err` (`errLen` bytes) and returns 1,
+/// the status of a failed run or prepare().
+int fail(char *err, size_t errLen, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
+/// The failure of kernel call `call` with Halide status `code`: Halide's
+/// message for it, or alone when it says that no GPU can run the kernel.
+/// Returns 1.
+int kernelFailed(char *err, size_t errLen, const char *call, int code);
+
+/// A run's positions as the kernels take them (int32 scalars).
+struct RunSizes {
+  int32_t offset = 0;       ///< P: the sequence's tokens already in the caches
+  int32_t source = 0;       ///< S: an encoder-decoder's source tokens
+  int32_t sourceLength = 0; ///< SL: the source's valid (unpadded) length
+};
+
+/// Checks `args` against `model` (token counts, offset, lengths, source
+/// tokens; alignment of the weights, arena and cache) and fills `sizes`.
+/// Returns 0, or 1 with a message in `err`.
+int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes, char *err,
+             size_t errLen);
+
+/// Returns 0 when `args` carries what prepare() made, else 1 with a message.
+int checkPrepared(const tmr_run_args &args, char *err, size_t errLen);
+
+/// Where a run's kernels write its output: the caller's memory (which may
+/// sit anywhere), or an aligned copy that finish() hands back.
+class RunOutput {
+public:
+  /// Returns 0, or 1 with a message when the copy cannot be allocated.
+  int open(const tmr_run_args &args, const tmr_model_desc &model, char *err, size_t errLen);
+  float *data() const { return output; }
+  /// Copies the output to the caller's memory if the kernels wrote a copy.
+  void finish() const;
+
+private:
+  Aligned<float> copy;
+  float *given = nullptr, *output = nullptr;
+  size_t floats = 0;
+};
+
+/// The working memory of one phase of a run (the encoder-decoder's encode,
+/// or the step): the activation arena (the caller's, sized for max_seq, or
+/// one of its own) and aligned copies of the T token and segment ids, which
+/// default to 0 (docs/spec-language.md). Kernels may load whole aligned
+/// vectors from all three.
+class PhaseMemory {
+public:
+  /// `arenaWidth` floats per token; `segments` may be null. Returns 0, or 1
+  /// with a message when out of memory.
+  int allocate(float *callerArena, int64_t arenaWidth, int32_t T, const int32_t *tokens,
+               const int32_t *segments, char *err, size_t errLen);
+  float *arena = nullptr;
+  int32_t *tokens = nullptr, *segments = nullptr;
+
+private:
+  Aligned<float> storage;
+  Aligned<int32_t> ids;
+};
+
+/// Whether TMR_PROFILE (a file, or "-" for stderr) is set: kernel calls then
+/// time themselves into their ProfileSlot. Unset, a call costs one
+/// predictable branch on this flag.
+extern const bool profiling;
+
+/// Time spent in one call site, per phase: 0 a prompt run (T > 1), 1 a
+/// decoding step (T == 1), 2 the encoder-decoder's encode phase.
+struct ProfileSlot {
+  const char *kernel, *op, *site;
+  double ms[3];
+  long long calls[3];
+};
+
+/// Times one kernel call into `slot` while profiling.
+class ProfileTimer {
+public:
+  ProfileTimer(ProfileSlot &s, int p) {
+    if (profiling) {
+      slot = &s;
+      phase = p;
+      start = std::chrono::steady_clock::now();
+    }
+  }
+  ~ProfileTimer() {
+    if (slot) {
+      slot->ms[phase] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      ++slot->calls[phase];
+    }
+  }
+  ProfileTimer(const ProfileTimer &) = delete;
+  ProfileTimer &operator=(const ProfileTimer &) = delete;
+
+private:
+  ProfileSlot *slot = nullptr;
+  int phase = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// One executor's call sites, written to TMR_PROFILE as JSON at exit. A
+/// multi-ISA executable links one executor per variant: only the one the
+/// dispatcher selected (select()) writes its profile.
+class ProfileTable {
+public:
+  constexpr ProfileTable(ProfileSlot *slots, int count, bool selected)
+      : slots(slots), count(count), selected(selected) {}
+  ~ProfileTable();
+  ProfileTable(const ProfileTable &) = delete;
+  ProfileTable &operator=(const ProfileTable &) = delete;
+  void select() { selected = true; }
+
+private:
+  ProfileSlot *slots;
+  int count;
+  bool selected;
+};
+
+} // namespace tmr::executor

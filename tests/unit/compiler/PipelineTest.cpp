@@ -1,0 +1,215 @@
+//===- PipelineTest.cpp - One path from a spec to its plan ----------------===//
+//
+// runPipeline (compiler/Pipeline.h) is the only way to a plan: these tests
+// pin what it hands the back end (the stages it reports, the plan's weights
+// and model description, and every kernel's schedule resolved once per
+// concrete target), and that a saved IR stage gives the same plan as its
+// spec.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Error.h"
+#include "compiler/Pipeline.h"
+#include "compiler/Schedule.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <unistd.h>
+
+using namespace tmc;
+
+namespace {
+
+constexpr const char *kDecoder = R"(model tiny_decoder {
+  vocab = 96
+  d_model = 32
+  max_seq = 24
+  position = learned
+  output = lm_head(tied = false)
+  decoder {
+    layers = 2
+    heads = 4
+    d_ff = 64
+    ffn = gelu
+    norm = pre(layernorm(eps = 1e-5))
+    final_norm = layernorm(eps = 1e-5)
+    mask = causal
+  }
+}
+)";
+
+std::string writeTemp(const char *name, const std::string &text) {
+  std::string path =
+      std::string(::testing::TempDir()) + "/" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string planText(const KernelPlan &plan) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printKernelPlan(plan, os);
+  return text;
+}
+
+/// Runs the pipeline, recording the stages it reports in `seen`.
+llvm::Expected<std::unique_ptr<PlannedModel>> runRecording(const PipelineOptions &options,
+                                                            std::vector<Stage> &seen) {
+  return runPipeline(options, [&](Stage stage, PlannedModel &) -> llvm::Expected<bool> {
+    seen.push_back(stage);
+    return false;
+  });
+}
+
+std::unique_ptr<PlannedModel> plan(const PipelineOptions &options) {
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(options);
+  if (!model) {
+    ADD_FAILURE() << llvm::toString(model.takeError());
+    return nullptr;
+  }
+  return std::move(*model);
+}
+
+TEST(Pipeline, ReportsEveryStageInOrder) {
+  PipelineOptions options;
+  options.input = writeTemp("stages.tm", kDecoder);
+  std::vector<Stage> seen;
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runRecording(options, seen);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_TRUE((*model)->complete);
+  EXPECT_EQ(seen, (std::vector<Stage>{Stage::AST, Stage::TM, Stage::TMOpt, Stage::Kernels}));
+}
+
+TEST(Pipeline, AHookStopsIt) {
+  PipelineOptions options;
+  options.input = writeTemp("stop.tm", kDecoder);
+  options.target = "x86-64-avx2";
+  llvm::Expected<std::unique_ptr<PlannedModel>> model =
+      runPipeline(options, [](Stage stage, PlannedModel &) -> llvm::Expected<bool> {
+        return stage == Stage::TMOpt;
+      });
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_FALSE((*model)->complete);
+  EXPECT_TRUE((*model)->plan.kernels.empty());
+  EXPECT_FALSE((*model)->target.has_value());
+}
+
+TEST(Pipeline, PlanCarriesTheModelAndItsWeights) {
+  PipelineOptions options;
+  options.input = writeTemp("model.tm", kDecoder);
+  std::unique_ptr<PlannedModel> model = plan(options);
+  ASSERT_TRUE(model);
+  const KernelPlan &p = model->plan;
+  EXPECT_EQ(p.model.name, "tiny_decoder");
+  EXPECT_EQ(p.model.sourceName, options.input);
+  EXPECT_EQ(p.model.output, OutputKind::LMHead);
+  EXPECT_EQ(p.model.vocab, 96);
+  EXPECT_EQ(p.model.maxSeq, 24);
+  EXPECT_EQ(p.model.dModel, 32);
+  EXPECT_EQ(p.model.layers, 2);
+  EXPECT_EQ(p.model.segments, 0);
+  ASSERT_FALSE(p.weights.empty());
+  // Every weight slot of every call indexes the plan's own manifest.
+  for (const KernelCall &call : p.calls)
+    for (const CallArg &arg : call.args)
+      if (arg.slot.kind == Slot::Kind::Weight) {
+        EXPECT_GE(arg.slot.index, 0);
+        EXPECT_LT(arg.slot.index, static_cast<int64_t>(p.weights.size()));
+      }
+  // No target: a plan for its sizes, with no schedules.
+  EXPECT_TRUE(p.schedules.empty());
+  EXPECT_FALSE(model->target.has_value());
+}
+
+TEST(Pipeline, SchedulesAreResolvedForEveryConcreteTarget) {
+  PipelineOptions options;
+  options.input = writeTemp("host.tm", kDecoder);
+  options.target = "x86-64-avx512";
+  std::unique_ptr<PlannedModel> single = plan(options);
+  ASSERT_TRUE(single);
+  ASSERT_EQ(single->plan.schedules.size(), 1u);
+  for (size_t k = 0; k < single->plan.kernels.size(); ++k)
+    EXPECT_EQ(single->plan.schedule(k, *single->target).str(),
+              defaultSchedule(single->plan.kernels[k], *single->target).str());
+
+  // A multi-ISA target: one row of schedules per variant, each the
+  // variant's own default (AVX-512 and AVX2 tiles differ).
+  llvm::Expected<TargetInfo> host = resolveTarget("host");
+  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
+  std::vector<TargetInfo> variants = host->concreteTargets();
+  if (variants.size() < 2)
+    GTEST_SKIP() << "the host target has one variant on this machine";
+  options.target = "host";
+  std::unique_ptr<PlannedModel> multi = plan(options);
+  ASSERT_TRUE(multi);
+  ASSERT_EQ(multi->plan.schedules.size(), variants.size());
+  for (const TargetInfo &variant : variants)
+    for (size_t k = 0; k < multi->plan.kernels.size(); ++k)
+      EXPECT_EQ(multi->plan.schedule(k, variant).str(),
+                defaultSchedule(multi->plan.kernels[k], variant).str());
+}
+
+TEST(Pipeline, ATunedScheduleReplacesTheDefaultOnItsTargetOnly) {
+  PipelineOptions options;
+  options.input = writeTemp("tuned.tm", kDecoder);
+  std::unique_ptr<PlannedModel> model = plan(options);
+  ASSERT_TRUE(model);
+  KernelPlan &p = model->plan;
+  TargetInfo avx2 = llvm::cantFail(resolveTarget("x86-64-avx2"));
+  TargetInfo avx512 = llvm::cantFail(resolveTarget("x86-64-avx512"));
+  TargetInfo both = avx512;
+  both.variants = {avx512, avx2};
+  ASSERT_FALSE(p.kernels.empty());
+  Schedule tuned = defaultSchedule(p.kernels[0], avx2);
+  tuned.tileRows = 3;
+  ScheduleTable table{{scheduleKey(p.kernels[0], avx2), tuned}};
+  resolveSchedules(p, both, table);
+  EXPECT_EQ(p.schedule(0, avx2).str(), tuned.str());
+  EXPECT_EQ(p.schedule(0, avx512).str(), defaultSchedule(p.kernels[0], avx512).str());
+}
+
+TEST(Pipeline, ASavedStageGivesTheSamePlanAsItsSpec) {
+  PipelineOptions options;
+  options.input = writeTemp("saved.tm", kDecoder);
+  std::string saved;
+  llvm::Expected<std::unique_ptr<PlannedModel>> stopped =
+      runPipeline(options, [&](Stage stage, PlannedModel &model) -> llvm::Expected<bool> {
+        if (stage != Stage::TMOpt)
+          return false;
+        saved = moduleText(*model.module, /*withLocations=*/true);
+        return true;
+      });
+  ASSERT_TRUE(static_cast<bool>(stopped)) << llvm::toString(stopped.takeError());
+  std::unique_ptr<PlannedModel> fromSpec = plan(options);
+  ASSERT_TRUE(fromSpec);
+
+  PipelineOptions resumed;
+  resumed.input = writeTemp("saved.mlir", saved);
+  std::vector<Stage> seen;
+  llvm::Expected<std::unique_ptr<PlannedModel>> fromIR = runRecording(resumed, seen);
+  ASSERT_TRUE(static_cast<bool>(fromIR)) << llvm::toString(fromIR.takeError());
+  EXPECT_EQ(seen, (std::vector<Stage>{Stage::TM, Stage::TMOpt, Stage::Kernels}));
+  EXPECT_EQ(planText((*fromIR)->plan), planText(fromSpec->plan));
+  ASSERT_EQ((*fromIR)->plan.weights.size(), fromSpec->plan.weights.size());
+  for (size_t i = 0; i < fromSpec->plan.weights.size(); ++i)
+    EXPECT_EQ((*fromIR)->plan.weights[i].name, fromSpec->plan.weights[i].name);
+  EXPECT_EQ((*fromIR)->plan.model.name, fromSpec->plan.model.name);
+}
+
+TEST(Pipeline, SpecErrorsAreDiagnosedOnce) {
+  PipelineOptions options;
+  options.input = writeTemp("bad.tm", "model broken { vocab = 0 }\n");
+  testing::internal::CaptureStderr();
+  llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(options);
+  ASSERT_FALSE(static_cast<bool>(model));
+  EXPECT_EQ(reportError(model.takeError()), 1);
+  std::string printed = testing::internal::GetCapturedStderr();
+  // The frontend's diagnostic (file:line:col) and no second "tmc: error".
+  EXPECT_NE(printed.find("bad.tm:1:"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("tmc: error"), std::string::npos) << printed;
+}
+
+} // namespace

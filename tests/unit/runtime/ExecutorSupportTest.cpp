@@ -1,0 +1,193 @@
+//===- ExecutorSupportTest.cpp - The fixed part of every executor ---------===//
+//
+// runtime/executor_support.h: the checks, memory and views a generated
+// executor's run() calls. The e2e suite runs them inside compiled models;
+// these tests reach the cases a valid model run never does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/executor_support.h"
+
+#include "runtime/aligned.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace tmr::executor;
+
+const tmr_tensor_desc kTensors[] = {{"embed.tokens", 2, {10, 8}, TMR_F32}};
+
+/// A decoder (it keeps a cache) of max_seq 16, one weight, 8 output floats per token.
+tmr_model_desc decoder() {
+  tmr_model_desc model{};
+  model.abi_version = TMR_ABI_VERSION;
+  model.max_seq = 16;
+  model.output_width = 8;
+  model.cache_floats = 64;
+  model.num_tensors = 1;
+  model.tensors = kTensors;
+  return model;
+}
+
+struct RunArgs {
+  tmr::AlignedVector<float> weight = tmr::AlignedVector<float>(80);
+  tmr::AlignedVector<float> cache = tmr::AlignedVector<float>(64);
+  const void *weights[1] = {weight.data()};
+  int32_t tokens[4] = {1, 2, 3, 4};
+  tmr_run_args args{};
+  RunArgs() {
+    args.weights = weights;
+    args.tokens = tokens;
+    args.num_tokens = 4;
+    args.cache = cache.data();
+  }
+};
+
+/// checkRun's message for `args` (empty when it accepts them).
+std::string check(const tmr_run_args &args, const tmr_model_desc &model,
+                  RunSizes *sizes = nullptr) {
+  RunSizes ignored;
+  char err[256] = "";
+  int rc = checkRun(args, model, sizes ? sizes : &ignored, err, sizeof err);
+  EXPECT_EQ(rc, err[0] ? 1 : 0);
+  return err;
+}
+
+TEST(ExecutorSupport, ChecksTokenCountsOffsetAndLength) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  RunSizes sizes;
+  EXPECT_EQ(check(run.args, model, &sizes), "");
+  EXPECT_EQ(sizes.offset, 0);
+  run.args.offset = 13;
+  EXPECT_EQ(check(run.args, model), "4 tokens after 13 cached ones: this model accepts 1 to 16 "
+                                    "in all");
+  run.args.offset = 12;
+  EXPECT_EQ(check(run.args, model, &sizes), "");
+  EXPECT_EQ(sizes.offset, 12);
+  run.args.length = 5;
+  EXPECT_EQ(check(run.args, model), "length 5 is outside [1, 4]");
+  model.cache_floats = 0;
+  run.args.length = 0;
+  EXPECT_EQ(check(run.args, model), "this model keeps no cache: offset must be 0");
+}
+
+TEST(ExecutorSupport, ChecksAnEncoderDecodersSource) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  model.encoder_decoder = 1;
+  int32_t source[6] = {5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(check(run.args, model),
+            "this encoder-decoder model needs 1 to 16 source tokens, 0 given");
+  run.args.num_source_tokens = 6;
+  EXPECT_EQ(check(run.args, model),
+            "this encoder-decoder model needs 1 to 16 source tokens, 6 given");
+  run.args.source_tokens = source;
+  RunSizes sizes;
+  EXPECT_EQ(check(run.args, model, &sizes), "");
+  EXPECT_EQ(sizes.source, 6);
+  EXPECT_EQ(sizes.sourceLength, 6);
+  run.args.length = 4;
+  EXPECT_EQ(check(run.args, model, &sizes), "");
+  EXPECT_EQ(sizes.sourceLength, 4);
+  run.args.length = 7;
+  EXPECT_EQ(check(run.args, model), "length 7 exceeds the source's 6 tokens");
+  // Later runs of a sequence read the encoded source from the caches.
+  run.args.length = 0;
+  run.args.source_tokens = nullptr;
+  run.args.offset = 4;
+  EXPECT_EQ(check(run.args, model), "");
+}
+
+TEST(ExecutorSupport, ChecksAlignment) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  run.weights[0] = run.weight.data() + 1;
+  EXPECT_EQ(check(run.args, model), "weight 'embed.tokens' is not aligned to 128 bytes");
+  run.weights[0] = run.weight.data();
+  std::vector<float> arena(1000);
+  run.args.arena = tmr::isAligned(arena.data()) ? arena.data() + 1 : arena.data();
+  EXPECT_EQ(check(run.args, model), "the arena is not aligned to 128 bytes");
+  run.args.arena = nullptr;
+  run.args.cache = run.cache.data() + 1;
+  EXPECT_EQ(check(run.args, model), "the cache is not aligned to 128 bytes");
+  model.cache_floats = 0;
+  EXPECT_EQ(check(run.args, model), "");
+}
+
+TEST(ExecutorSupport, ChecksPrepared) {
+  RunArgs run;
+  char err[128] = "";
+  EXPECT_EQ(checkPrepared(run.args, err, sizeof err), 1);
+  EXPECT_STREQ(err, "the weights were not prepared (call prepare() first)");
+  run.args.prepared = &run;
+  EXPECT_EQ(checkPrepared(run.args, err, sizeof err), 0);
+}
+
+TEST(ExecutorSupport, AMisalignedOutputIsWrittenThroughAnAlignedCopy) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  tmr::AlignedVector<float> memory(4 * 8 + 1, -1.0f);
+  char err[128] = "";
+  for (float *given : {memory.data(), memory.data() + 1}) {
+    run.args.output = given;
+    RunOutput output;
+    ASSERT_EQ(output.open(run.args, model, err, sizeof err), 0);
+    EXPECT_TRUE(tmr::isAligned(output.data()));
+    EXPECT_EQ(output.data() == given, given == memory.data());
+    for (int i = 0; i < 4 * 8; ++i)
+      output.data()[i] = static_cast<float>(i);
+    output.finish();
+    EXPECT_EQ(given[0], 0.0f);
+    EXPECT_EQ(given[31], 31.0f);
+  }
+}
+
+TEST(ExecutorSupport, PhaseMemoryCopiesIdsAndDefaultsSegmentsToZero) {
+  char err[128] = "";
+  int32_t tokens[3] = {7, 8, 9}, segments[3] = {1, 0, 1};
+  PhaseMemory own;
+  ASSERT_EQ(own.allocate(nullptr, 10, 3, tokens, nullptr, err, sizeof err), 0);
+  EXPECT_TRUE(tmr::isAligned(own.arena));
+  EXPECT_TRUE(tmr::isAligned(own.tokens));
+  EXPECT_EQ(std::vector<int32_t>(own.tokens, own.tokens + 3), std::vector<int32_t>({7, 8, 9}));
+  EXPECT_EQ(std::vector<int32_t>(own.segments, own.segments + 3),
+            std::vector<int32_t>({0, 0, 0}));
+  tmr::AlignedVector<float> arena(30);
+  PhaseMemory callers;
+  ASSERT_EQ(callers.allocate(arena.data(), 10, 3, tokens, segments, err, sizeof err), 0);
+  EXPECT_EQ(callers.arena, arena.data());
+  EXPECT_EQ(std::vector<int32_t>(callers.segments, callers.segments + 3),
+            std::vector<int32_t>({1, 0, 1}));
+}
+
+TEST(ExecutorSupport, ViewsAreDenseOrRowStrided) {
+  float data[24];
+  View dense(data, halide_type_float, {4, 6});
+  EXPECT_EQ(dense.get()->dimensions, 2);
+  EXPECT_EQ(dense.get()->dim[1].stride, 4);
+  EXPECT_EQ(dense.get()->dim[1].extent, 6);
+  // The middle 4 columns of rows 12 floats apart.
+  View columns(data + 4, halide_type_float, {4, 2}, 12);
+  EXPECT_EQ(columns.get()->dim[0].stride, 1);
+  EXPECT_EQ(columns.get()->dim[1].stride, 12);
+  EXPECT_EQ(columns.get()->host, reinterpret_cast<uint8_t *>(data + 4));
+  EXPECT_EQ(columns.get()->type, halide_type_t(halide_type_float, 32));
+}
+
+TEST(ExecutorSupport, AFailedKernelSaysWhichAndWhy) {
+  char err[256] = "";
+  tmr_halide_error_clear();
+  EXPECT_EQ(kernelFailed(err, sizeof err, "tm.linear (model.tm:3:5)", -3), 1);
+  EXPECT_STREQ(err, "kernel tm.linear (model.tm:3:5) failed (Halide error -3): no message");
+  halide_error(nullptr, "Error: CUDA API not found: cuInit\n");
+  kernelFailed(err, sizeof err, "tm.linear (model.tm:3:5)", -1);
+  EXPECT_EQ(std::string(err).rfind("this executable was compiled for CUDA", 0), 0u) << err;
+  tmr_halide_error_clear();
+}
+
+} // namespace
