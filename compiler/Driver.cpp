@@ -21,6 +21,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -32,6 +33,26 @@ namespace {
 
 constexpr std::array<const char *, 11> kStageNames = {
     "ast", "tm", "tm-opt", "kernels", "halide", "stmt", "asm", "obj", "exe", "lib", "device"};
+
+/// The file --dump-stages-to writes for each stage's text (under Exe: the
+/// executor's source).
+constexpr std::array<std::pair<Stage, const char *>, 8> kDumpFiles = {{
+    {Stage::AST, "1-ast.txt"},
+    {Stage::TM, "2-tm.mlir"},
+    {Stage::TMOpt, "3-tm-opt.mlir"},
+    {Stage::Kernels, "4-kernels.mlir"},
+    {Stage::Halide, "5-halide.txt"},
+    {Stage::Stmt, "6-stmt.txt"},
+    {Stage::Asm, "7-asm.s"},
+    {Stage::Exe, "8-executor.cpp"},
+}};
+
+const char *dumpFileName(Stage stage) {
+  for (auto [dumped, name] : kDumpFiles)
+    if (dumped == stage)
+      return name;
+  return nullptr;
+}
 
 class CompileJob {
 public:
@@ -48,6 +69,16 @@ public:
 private:
   /// Checks, before minutes of compiling, that the output can land.
   llvm::Error checkOutput() const;
+  /// Refuses, before anything is written, an output that is one of the
+  /// files the job reads (`inputs`: the input, the spec `specPath`, the
+  /// tuning database): -o (under --emit=lib, the archive and header it
+  /// names) and every file --dump-stages-to writes. Run before the pipeline
+  /// and again once the spec is loaded: only then does a .mlir input name its
+  /// spec, and -o DIR name a library after the model (`modelName`).
+  llvm::Error checkNoOutputIsAnInput(const std::string &specPath, const std::string &modelName);
+  /// `--emit=lib`: the archive and the header -o names; -o DIR names them
+  /// after the model (none while `modelName` is unknown, empty).
+  llvm::Expected<std::vector<std::string>> libraryFiles(const std::string &modelName) const;
   /// Records a stage's text: dumped with --dump-stages-to (as `dumpName`),
   /// written or printed if it is the --emit stage. True when the pipeline
   /// should stop here.
@@ -66,10 +97,14 @@ private:
   llvm::Error writeDeviceCode(const KernelBuildResult &kernels);
   bool wants(Stage stage) const { return options.emit == stage || dumping(); }
   bool dumping() const { return !options.dumpStagesTo.empty(); }
+  /// A module saved by an IR stage, not a spec.
+  bool irInput() const { return llvm::StringRef(options.input).ends_with(".mlir"); }
 
   const CompileOptions &options;
   KernelPlan *planOut;
   std::string workDir;
+  std::vector<tmr::InputFile> inputs; ///< what the job reads, with their roles
+  bool loadedSpecChecked = false;
 };
 
 llvm::Error CompileJob::dumpText(const std::string &text, const char *dumpName) {
@@ -96,19 +131,26 @@ llvm::Expected<bool> CompileJob::finishStage(Stage stage, const std::string &tex
 }
 
 llvm::Expected<bool> CompileJob::finishFrontStage(Stage stage, PlannedModel &model) {
+  if (!loadedSpecChecked) {
+    loadedSpecChecked = true;
+    const llvm::SourceMgr &source = *model.loaded->sourceMgr;
+    std::string specPath =
+        source.getMemoryBuffer(source.getMainFileID())->getBufferIdentifier().str();
+    if (llvm::Error error = checkNoOutputIsAnInput(specPath, model.spec().name))
+      return std::move(error);
+  }
   switch (stage) {
   case Stage::AST: {
     std::string text;
     llvm::raw_string_ostream os(text);
     dumpAST(*model.loaded->ast, *model.loaded->sourceMgr, os);
-    return finishStage(Stage::AST, text, "1-ast.txt");
+    return finishStage(Stage::AST, text, dumpFileName(Stage::AST));
   }
   case Stage::TM:
   case Stage::TMOpt: {
     // Dumps always carry the spec locations; --emit shows them with MLIR's
     // own --mlir-print-debuginfo, like mlir-opt.
-    const char *dumpName = stage == Stage::TM ? "2-tm.mlir" : "3-tm-opt.mlir";
-    if (llvm::Error error = dumpText(moduleText(*model.module, true), dumpName))
+    if (llvm::Error error = dumpText(moduleText(*model.module, true), dumpFileName(stage)))
       return std::move(error);
     if (options.emit != stage)
       return false;
@@ -117,7 +159,7 @@ llvm::Expected<bool> CompileJob::finishFrontStage(Stage stage, PlannedModel &mod
   case Stage::Kernels:
     if (planOut)
       *planOut = model.plan;
-    if (llvm::Error error = dumpText(kernelsStageText(model, true), "4-kernels.mlir"))
+    if (llvm::Error error = dumpText(kernelsStageText(model, true), dumpFileName(Stage::Kernels)))
       return std::move(error);
     if (options.emit != Stage::Kernels)
       return false;
@@ -137,8 +179,29 @@ llvm::Error CompileJob::makeWorkDir() {
 
 llvm::Error CompileJob::writeLibrary(const std::vector<std::string> &objects,
                                      const KernelPlan &plan, const TargetInfo &target) {
+  llvm::Expected<std::vector<std::string>> files = libraryFiles(plan.model.name);
+  if (!files)
+    return files.takeError();
+  const std::string &archive = (*files)[0], &header = (*files)[1];
+  llvm::Expected<std::string> runtimeHeader = readRuntimeHeader();
+  if (!runtimeHeader)
+    return runtimeHeader.takeError();
+  // The library's name is the header's, less ".h".
+  std::string name = llvm::sys::path::stem(header).str();
+  std::string headerText = generateLibraryHeader(plan, name, *runtimeHeader);
+  // The archive first: a header without its library is the worse half.
+  llvm::Error error = archiveLibrary(objects, archive, workDir, &target);
+  if (!error)
+    error = writeFileAtomically(header, headerText);
+  if (error)
+    llvm::sys::fs::remove(archive);
+  return error;
+}
+
+llvm::Expected<std::vector<std::string>>
+CompileJob::libraryFiles(const std::string &modelName) const {
   // -o DIR names the library after the model; -o DIR/NAME (or DIR/libNAME.a) chooses.
-  std::string dir = options.output, name = plan.model.name;
+  std::string dir = options.output, name = modelName;
   if (!llvm::sys::fs::is_directory(options.output)) {
     dir = llvm::sys::path::parent_path(options.output).str();
     name = llvm::sys::path::filename(options.output).str();
@@ -149,20 +212,39 @@ llvm::Error CompileJob::writeLibrary(const std::vector<std::string> &objects,
     if (name.empty())
       return makeError("-o " + options.output + ": no library name");
   }
+  if (name.empty())
+    return std::vector<std::string>();
   llvm::SmallString<256> archive(dir), header(dir);
   llvm::sys::path::append(archive, "lib" + name + ".a");
   llvm::sys::path::append(header, name + ".h");
-  llvm::Expected<std::string> runtimeHeader = readRuntimeHeader();
-  if (!runtimeHeader)
-    return runtimeHeader.takeError();
-  std::string headerText = generateLibraryHeader(plan, name, *runtimeHeader);
-  // The archive first: a header without its library is the worse half.
-  llvm::Error error = archiveLibrary(objects, std::string(archive), workDir, &target);
-  if (!error)
-    error = writeFileAtomically(std::string(header), headerText);
-  if (error)
-    llvm::sys::fs::remove(archive);
-  return error;
+  return std::vector<std::string>{std::string(archive), std::string(header)};
+}
+
+llvm::Error CompileJob::checkNoOutputIsAnInput(const std::string &specPath,
+                                               const std::string &modelName) {
+  inputs = {{irInput() ? "the input" : "the spec", options.input},
+            {"the spec", specPath},
+            {"the tuning database", options.tuningDb}};
+  std::vector<std::pair<std::string, std::string>> outputs; // role, path
+  if (options.emit == Stage::Lib) {
+    llvm::Expected<std::vector<std::string>> files = libraryFiles(modelName);
+    if (!files)
+      return files.takeError();
+    for (const std::string &file : *files)
+      outputs.emplace_back("-o", file);
+  } else if (options.emit != Stage::Device && !options.output.empty() && options.output != "-") {
+    outputs.emplace_back("-o", options.output); // device code: checked as it is written
+  }
+  if (dumping())
+    for (const auto &dumped : kDumpFiles) {
+      llvm::SmallString<256> path(options.dumpStagesTo);
+      llvm::sys::path::append(path, dumped.second);
+      outputs.emplace_back("--dump-stages-to", std::string(path));
+    }
+  for (const auto &[role, path] : outputs)
+    if (llvm::Error error = checkNotAnInput(role, path, inputs))
+      return error;
+  return llvm::Error::success();
 }
 
 llvm::Error CompileJob::writeDeviceCode(const KernelBuildResult &kernels) {
@@ -171,6 +253,9 @@ llvm::Error CompileJob::writeDeviceCode(const KernelBuildResult &kernels) {
   for (const auto &[kernel, code] : kernels.deviceCode) {
     llvm::SmallString<256> path(options.output);
     llvm::sys::path::append(path, kernel + ".ptx");
+    // Named after kernels, known only now.
+    if (llvm::Error error = checkNotAnInput("-o", std::string(path), inputs))
+      return error;
     if (llvm::Error error = writeFileAtomically(std::string(path), code))
       return error;
   }
@@ -198,13 +283,16 @@ llvm::Error CompileJob::checkOutput() const {
 }
 
 llvm::Error CompileJob::run() {
+  // The spec a .mlir input names is known once it is parsed (checked then).
+  if (llvm::Error error = checkNoOutputIsAnInput(irInput() ? options.spec : options.input, ""))
+    return error;
   if (dumping())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpStagesTo))
       return makeError("--dump-stages-to: cannot create '" + options.dumpStagesTo +
                        "': " + ec.message());
   if (llvm::Error error = checkOutput())
     return error;
-  if (options.emit == Stage::AST && llvm::StringRef(options.input).ends_with(".mlir"))
+  if (options.emit == Stage::AST && irInput())
     return makeError("--emit=ast needs a .tm input; " + options.input + " is already IR");
 
   PipelineOptions pipeline;
@@ -245,9 +333,9 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
   if (!kernels)
     return kernels.takeError();
   for (auto [stage, text, dumpName] :
-       {std::tuple{Stage::Halide, &kernels->halideText, "5-halide.txt"},
-        std::tuple{Stage::Stmt, &kernels->stmtText, "6-stmt.txt"},
-        std::tuple{Stage::Asm, &kernels->assemblyText, "7-asm.s"}}) {
+       {std::tuple{Stage::Halide, &kernels->halideText, dumpFileName(Stage::Halide)},
+        std::tuple{Stage::Stmt, &kernels->stmtText, dumpFileName(Stage::Stmt)},
+        std::tuple{Stage::Asm, &kernels->assemblyText, dumpFileName(Stage::Asm)}}) {
     if (stage != Stage::Halide && !wants(stage))
       continue;
     llvm::Expected<bool> stop = finishStage(stage, *text, dumpName);
@@ -276,7 +364,7 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
   std::string dumped;
   for (const auto &[name, text] : sources)
     dumped += (sources.size() > 1 ? "// ---- " + name + ".cpp\n" : std::string()) + text;
-  if (llvm::Error error = dumpText(dumped, "8-executor.cpp"))
+  if (llvm::Error error = dumpText(dumped, dumpFileName(Stage::Exe)))
     return error;
   std::vector<std::string> objects = kernels->objects;
   for (size_t i = 0; i < sources.size(); ++i) {

@@ -241,4 +241,10 @@ llvm::Error writeFileAtomically(const std::string &path, const std::string &cont
   return makeError(error);
 }
 
+llvm::Error checkNotAnInput(const std::string &outputRole, const std::string &output,
+                            const std::vector<tmr::InputFile> &inputs) {
+  std::string problem = tmr::overwrittenInput(outputRole, output, inputs);
+  return problem.empty() ? llvm::Error::success() : makeUsageError(problem);
+}
+
 } // namespace tmc

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "compiler/Target.h"
+#include "runtime/input_files.h"
 
 #include "llvm/Support/Error.h"
 
@@ -46,5 +47,12 @@ llvm::Expected<std::string> readRuntimeHeader();
 
 /// Writes `contents` to `path` through a temporary file and a rename.
 llvm::Error writeFileAtomically(const std::string &path, const std::string &contents);
+
+/// A usage error when `output` (the value of `outputRole`, e.g. "-o") is the
+/// same file as one of `inputs` (runtime/input_files.h). Every command calls
+/// it for each file it writes before doing any work. An input that was not
+/// given (an empty path) or does not exist is none.
+llvm::Error checkNotAnInput(const std::string &outputRole, const std::string &output,
+                            const std::vector<tmr::InputFile> &inputs);
 
 } // namespace tmc

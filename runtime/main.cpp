@@ -109,6 +109,9 @@ int runMain(int argc, char **argv) {
   }
   if (!options.prompt.empty() && options.tokenizer.empty())
     return usageError("--prompt needs --tokenizer DIR to turn the text into tokens");
+  // Before anything is read: the run would end by replacing one of its inputs.
+  if (std::string problem = outputOverInput(options); !problem.empty())
+    return usageError(problem);
 
   std::unique_ptr<tmr::Tokenizer> tokenizer;
   if (!options.tokenizer.empty()) {

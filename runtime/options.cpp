@@ -2,7 +2,9 @@
 
 #include "runtime/options.h"
 
+#include "runtime/input_files.h"
 #include "runtime/sampling.h"
+#include "runtime/tokenizer.h"
 
 #include <cerrno>
 #include <charconv>
@@ -233,6 +235,16 @@ void printError(const std::string &message) {
 int usageError(const std::string &message) {
   printError(message);
   return kExitUsage;
+}
+
+std::string outputOverInput(const Options &options) {
+  if (options.output.empty())
+    return "";
+  std::vector<InputFile> inputs = {{"the weights", options.weights}};
+  if (!options.tokenizer.empty())
+    for (const char *name : Tokenizer::kFileNames)
+      inputs.push_back({std::string("the tokenizer's ") + name, options.tokenizer + "/" + name});
+  return overwrittenInput("--output", options.output, inputs);
 }
 
 bool parseThreads(const std::string &text, int64_t *threads, std::string *error) {

@@ -46,6 +46,9 @@ bool parseInt(std::string_view text, int64_t *value, bool *outOfRange);
 void printError(const std::string &message);
 /// printError(message); returns kExitUsage.
 int usageError(const std::string &message);
+/// "" when --output is none of the files the run reads (--weights, the
+/// tokenizer's files); else the message naming the one it would replace.
+std::string outputOverInput(const Options &options);
 /// Parses --threads: an integer in [1, kMaxThreads]; 0 when not given (the
 /// count the model was compiled with).
 bool parseThreads(const std::string &text, int64_t *threads, std::string *error);

@@ -36,6 +36,9 @@ public:
   /// vocab.bpe, WordPiece when it holds vocab.txt. Null + *error (naming the
   /// file, and the line or entry when the file is malformed) otherwise.
   static std::unique_ptr<Tokenizer> open(const std::string &dir, std::string *error);
+  /// Every file open() may read in its directory (an output must not be one).
+  static constexpr const char *kFileNames[] = {"encoder.json", "vocab.bpe", "vocab.txt",
+                                               "tokenizer_config.json"};
 
   /// "gpt2-bpe" or "wordpiece".
   virtual std::string_view kind() const = 0;

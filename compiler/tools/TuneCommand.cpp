@@ -8,6 +8,7 @@
 
 #include "compiler/Error.h"
 #include "compiler/Target.h"
+#include "compiler/Toolchain.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tune/Tuner.h"
 
@@ -114,6 +115,16 @@ int tuneCommand(int argc, char **argv) {
     return reportError(makeUsageError("--svg is only meaningful with --report"));
   if (Expected<TargetInfo> resolved = resolveTarget(target); !resolved)
     return reportError(resolved.takeError());
+  // The database is read and rewritten by design; neither it nor the chart
+  // may be the spec, nor the chart the database.
+  std::vector<tmr::InputFile> inputs = {{"the spec", input}};
+  if (Error error = checkNotAnInput("--db", db, inputs))
+    return reportError(std::move(error));
+  inputs.push_back({"the tuning database", db});
+  if (report)
+    if (Error error =
+            checkNotAnInput(svg.empty() ? "the chart" : "--svg", options.chartPath(), inputs))
+      return reportError(std::move(error));
   options.threads = threads;
   options.tokens = tokens;
   options.timeoutSeconds = timeout;

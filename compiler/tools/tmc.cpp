@@ -11,6 +11,7 @@
 #include "compiler/Error.h"
 #include "compiler/InitWeights.h"
 #include "compiler/Target.h"
+#include "compiler/Toolchain.h"
 #include "compiler/TuningDb.h"
 #include "frontend/Frontend.h"
 
@@ -50,6 +51,8 @@ int initWeightsCommand(int argc, char **argv) {
   if (!parseOptions(argc, argv,
                     "tmc init-weights: write deterministic random weights for a model\n"))
     return kExitUsage;
+  if (Error error = tmc::checkNotAnInput("-o", output, {{"the spec", input}}))
+    return tmc::reportError(std::move(error));
   auto loaded = load(input);
   if (!loaded)
     return 1;

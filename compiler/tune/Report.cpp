@@ -239,7 +239,7 @@ int runReport(const TuneOptions &options) {
             "cannot run)\n";
     }
   }
-  std::string svg = options.svg.empty() ? options.db + ".svg" : options.svg;
+  std::string svg = options.chartPath();
   if (llvm::Error error = writeFileAtomically(
           svg, chart(chosen, "tmc tune: " + llvm::sys::path::filename(options.spec).str() + " (" +
                                  std::to_string(chosen.size()) + " kernels)")))

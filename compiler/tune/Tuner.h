@@ -20,6 +20,9 @@ struct TuneOptions {
   /// test's outcome does not depend on the machine's speed.
   int maxTrials = 0;
   std::string svg;          ///< --report: the chart's path (default: DB.svg)
+
+  /// Where --report writes the chart.
+  std::string chartPath() const { return svg.empty() ? db + ".svg" : svg; }
 };
 
 /// Profiles the model's kernels, splits the budget by their share of the
