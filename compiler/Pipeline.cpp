@@ -15,7 +15,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -31,6 +30,11 @@ namespace {
 
 bool isIRInput(llvm::StringRef path) { return path.ends_with(".mlir"); }
 
+/// The largest .mlir input tmc reads (docs/spec-language.md): GPT-2 small's
+/// tm stage with every location is about 50 KB, so this leaves room for far
+/// larger models while a device or a runaway file is refused.
+constexpr uint64_t kMaxIRBytes = uint64_t(64) << 20;
+
 /// Parses a module written by an earlier stage (`--emit=tm`, `--emit=tm-opt`,
 /// `--dump-stages-to`, or edited by hand) into `model`, and loads the spec it
 /// was built from: the plan needs the spec's inputs and manifest.
@@ -42,11 +46,11 @@ llvm::Error loadModule(PlannedModel &model, const std::string &path,
   context.getOrLoadDialect<tm::TMDialect>();
   context.getOrLoadDialect<tmk::TMKDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = mlir::openInputFile(path, &error);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, kMaxIRBytes, "the IR input");
   if (!buffer)
-    return makeError(error);
-  model.irSourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    return withContext(buffer.takeError(), "cannot open input file '" + path + "'");
+  model.irSourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   model.module = mlir::parseSourceFile<mlir::ModuleOp>(*model.irSourceMgr, &context);
   if (!model.module)
     return makeDiagnosedError();

@@ -12,9 +12,12 @@
 #include "frontend/ModelSpec.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -32,6 +35,17 @@ struct LoadedSpec {
   unsigned unlocatedCount = 0;
   bool ok() const { return spec.has_value(); }
 };
+
+/// The largest spec tmc reads (docs/spec-language.md): a spec is a short
+/// text; anything larger is not one, and reading it would cost memory for
+/// nothing (`tmc check /dev/zero`).
+inline constexpr uint64_t kMaxSpecBytes = uint64_t(1) << 20;
+
+/// `path` read whole (`-`: standard input), refused unless it is a regular
+/// file (so a FIFO or a device can neither block nor fill memory) of at most
+/// `maxBytes` bytes; `what` ("the spec") names it in the size error.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
 
 /// Reads, parses and checks `path`; every diagnostic is printed to
 /// `diagnostics` as `file:line:col: error: message`, the source line, and a
