@@ -97,8 +97,7 @@ private:
   llvm::Error writeDeviceCode(const KernelBuildResult &kernels);
   bool wants(Stage stage) const { return options.emit == stage || dumping(); }
   bool dumping() const { return !options.dumpStagesTo.empty(); }
-  /// A module saved by an IR stage, not a spec.
-  bool irInput() const { return llvm::StringRef(options.input).ends_with(".mlir"); }
+  bool irInput() const { return isIRInput(options.input); }
 
   const CompileOptions &options;
   KernelPlan *planOut;

@@ -26,9 +26,9 @@ namespace tmc {
 PlannedModel::PlannedModel() = default;
 PlannedModel::~PlannedModel() = default;
 
-namespace {
-
 bool isIRInput(llvm::StringRef path) { return path.ends_with(".mlir"); }
+
+namespace {
 
 /// The largest .mlir input tmc reads (docs/spec-language.md): GPT-2 small's
 /// tm stage with every location is about 50 KB, so this leaves room for far

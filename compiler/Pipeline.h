@@ -91,6 +91,9 @@ struct PlannedModel {
 /// then has `complete` false); an error ends it.
 using StageHook = llvm::function_ref<llvm::Expected<bool>(Stage, PlannedModel &)>;
 
+/// Whether `path` names a module saved by an IR stage (.mlir), not a spec.
+bool isIRInput(llvm::StringRef path);
+
 /// Runs the pipeline. Errors in the spec or the IR have been printed as
 /// diagnostics when it fails with a DiagnosedError (compiler/Error.h).
 llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions &options,
