@@ -28,17 +28,22 @@ uint64_t hashName(const std::string &name) {
 
 } // namespace
 
-std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, uint64_t seed) {
+std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor,
+                              const InitWeightsOptions &options) {
   size_t count = 1;
   for (int64_t dim : tensor.shape)
     count *= static_cast<size_t>(dim);
   llvm::StringRef name(tensor.name);
 
   float center = 0.0f, radius;
-  if (name.starts_with("embed.") && !name.starts_with("embed.norm")) {
-    radius = spec.embedScale ? 1.0f / std::sqrt(static_cast<float>(spec.dModel)) : 1.0f;
+  // An encoder-decoder's unshared decoder table is "decoder.embed.tokens".
+  bool tokenTable = name == "embed.tokens" || name == "decoder.embed.tokens";
+  if (tokenTable || (name.starts_with("embed.") && !name.starts_with("embed.norm"))) {
+    radius = tokenTable ? options.tokenEmbeddingScale : 1.0f;
+    if (spec.embedScale)
+      radius /= std::sqrt(static_cast<float>(spec.dModel));
   } else if (name.ends_with(".weight") && tensor.shape.size() == 2) {
-    radius = 1.0f / std::sqrt(static_cast<float>(tensor.shape[1]));
+    radius = options.gain / std::sqrt(static_cast<float>(tensor.shape[1]));
   } else if (name.ends_with(".weight")) { // norm scales
     center = 1.0f;
     radius = 0.1f;
@@ -48,7 +53,7 @@ std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, u
 
   // mt19937_64's sequence is fixed by the C++ standard; the uniform mapping is
   // done by hand because std::uniform_real_distribution's is not.
-  std::mt19937_64 generator(seed ^ hashName(tensor.name));
+  std::mt19937_64 generator(options.seed ^ hashName(tensor.name));
   std::vector<float> values(count);
   for (float &value : values) {
     double unit = static_cast<double>(generator() >> 11) * 0x1.0p-53; // [0, 1)
@@ -58,7 +63,7 @@ std::vector<float> initTensor(const ModelSpec &spec, const TensorSpec &tensor, u
 }
 
 llvm::Error writeInitialWeights(const ModelSpec &spec, const std::string &path,
-                                uint64_t seed) {
+                                const InitWeightsOptions &options) {
   std::vector<TensorSpec> manifest = buildManifest(spec);
   // f16/bf16 models get the same values, rounded to their storage type.
   tmr_dtype dtype = storageDType(spec.dtype);
@@ -68,7 +73,7 @@ llvm::Error writeInitialWeights(const ModelSpec &spec, const std::string &path,
   narrow.reserve(manifest.size());
   std::vector<tmr::TensorToWrite> tensors;
   for (const TensorSpec &tensor : manifest) {
-    storage.push_back(initTensor(spec, tensor, seed));
+    storage.push_back(initTensor(spec, tensor, options));
     const void *data = storage.back().data();
     if (dtype != TMR_F32) {
       narrow.push_back(tmr::narrowFromF32(storage.back().data(), storage.back().size(), dtype));

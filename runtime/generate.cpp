@@ -12,7 +12,7 @@ namespace {
 
 bool sampleLoop(Session &session, const std::vector<float> &lastLogits,
                 const GenerationOptions &options, std::vector<int32_t> *generated,
-                std::string *error) {
+                std::string *error, AlignedVector<float> *generatedLogits) {
   const int64_t vocab = session.model().output_width;
   Sampler sampler(options.sampling);
   AlignedVector<float> logits(lastLogits.begin(), lastLogits.end());
@@ -21,17 +21,37 @@ bool sampleLoop(Session &session, const std::vector<float> &lastLogits,
     if (!next)
       return false;
     generated->push_back(*next);
-    if (next == options.stop || step + 1 == options.maxNew)
+    bool last = next == options.stop || step + 1 == options.maxNew;
+    if (last && !generatedLogits)
       break;
     if (!session.run({*next}, {}, &logits, error))
       return false;
+    if (generatedLogits)
+      generatedLogits->insert(generatedLogits->end(), logits.begin(), logits.end());
+    if (last)
+      break;
+  }
+  return true;
+}
+
+/// The rows of `tokens` decoded one step at a time after the prompt, from a
+/// copy of the prompt session's caches (which beam search leaves untouched).
+bool replaySteps(const Session &prompt, const std::vector<int32_t> &tokens,
+                 AlignedVector<float> *rows, std::string *error) {
+  Session replay(prompt.model(), prompt.weights(), prompt.prepared(), prompt.threads());
+  replay.copyStateFrom(prompt);
+  AlignedVector<float> row;
+  for (int32_t token : tokens) {
+    if (!replay.run({token}, {}, &row, error))
+      return false;
+    rows->insert(rows->end(), row.begin(), row.end());
   }
   return true;
 }
 
 bool beamLoop(Session &session, const std::vector<float> &lastLogits,
               const GenerationOptions &options, std::vector<int32_t> *generated,
-              std::string *error) {
+              std::string *error, AlignedVector<float> *generatedLogits) {
   const tmr_model_desc &desc = session.model();
   const int64_t vocab = desc.output_width;
   BeamOptions beamOptions;
@@ -76,19 +96,21 @@ bool beamLoop(Session &session, const std::vector<float> &lastLogits,
     return false;
   }
   *generated = best->tokens;
-  return true;
+  // Beams are forked and dropped step by step; replaying the winner is
+  // simpler than carrying every beam's rows, and costs steps only when asked.
+  return !generatedLogits || replaySteps(session, best->tokens, generatedLogits, error);
 }
 
 } // namespace
 
 bool generate(Session &session, const std::vector<float> &lastLogits,
               const GenerationOptions &options, std::vector<int32_t> *generated,
-              std::string *error) {
+              std::string *error, AlignedVector<float> *generatedLogits) {
   if (options.maxNew <= 0)
     return true;
   if (options.beams > 1)
-    return beamLoop(session, lastLogits, options, generated, error);
-  return sampleLoop(session, lastLogits, options, generated, error);
+    return beamLoop(session, lastLogits, options, generated, error, generatedLogits);
+  return sampleLoop(session, lastLogits, options, generated, error, generatedLogits);
 }
 
 } // namespace tmr

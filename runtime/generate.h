@@ -21,8 +21,13 @@ struct GenerationOptions {
 /// Generates up to maxNew tokens after the prompt `session` has run, whose
 /// last output row is `lastLogits`. Every new token costs one decoding step
 /// against the caches; the prompt is never recomputed.
+///
+/// With `generatedLogits`, also appends one row of logits per generated token:
+/// the decoding step's output at that token's position, as computed from the
+/// caches (so the last token costs one more step). For beam search these are
+/// the chosen hypothesis's rows, replayed from the prompt's caches.
 bool generate(Session &session, const std::vector<float> &lastLogits,
               const GenerationOptions &options, std::vector<int32_t> *generated,
-              std::string *error);
+              std::string *error, AlignedVector<float> *generatedLogits = nullptr);
 
 } // namespace tmr

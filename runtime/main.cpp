@@ -204,8 +204,17 @@ int runMain(int argc, char **argv) {
   std::vector<int32_t> generated;
   if (generation.maxNew > 0) {
     std::vector<float> last(output.end() - desc->output_width, output.end());
-    if (!tmr::generate(*session, last, generation, &generated, &error))
+    // --output then holds every position's logits, the generated ones as the
+    // decoding steps computed them: what scoring, and tests of the caches, need.
+    tmr::AlignedVector<float> generatedLogits;
+    bool keepLogits = !options.output.empty();
+    if (!tmr::generate(*session, last, generation, &generated, &error,
+                       keepLogits ? &generatedLogits : nullptr))
       return reportError(error);
+    if (keepLogits) {
+      output.insert(output.end(), generatedLogits.begin(), generatedLogits.end());
+      rows += static_cast<int64_t>(generated.size());
+    }
   }
   // Done with its caches: --bench runs fresh sessions, and its peak RSS should
   // count one session's memory, as a user's process holds.

@@ -27,6 +27,7 @@
 
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace llvm;
@@ -41,22 +42,43 @@ struct Command {
 };
 
 int initWeightsCommand(int argc, char **argv) {
-  releaseGlobalOptions({"o", "seed"});
+  releaseGlobalOptions({"o", "seed", "token-embedding-scale", "gain"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> output("o", cl::Required, cl::desc("Output safetensors file"),
                               cl::value_desc("W.safetensors"), cl::cat(toolOptions));
   cl::opt<uint64_t> seed("seed", cl::desc("Random seed (default 0)"), cl::init(0),
                          cl::cat(toolOptions));
+  cl::opt<std::string> tokenScaleText(
+      "token-embedding-scale",
+      cl::desc("Multiply the token embedding table by F, in (0, 1000] (default 1); with "
+               "--gain, gives a tied-head decoder varied greedy tokens (tests of decoding)"),
+      cl::value_desc("F"), cl::init("1"), cl::cat(toolOptions));
+  cl::opt<std::string> gainText(
+      "gain", cl::desc("Multiply the linear weight matrices by G, in (0, 1000] (default 1)"),
+      cl::value_desc("G"), cl::init("1"), cl::cat(toolOptions));
   if (!parseOptions(argc, argv,
                     "tmc init-weights: write deterministic random weights for a model\n"))
     return kExitUsage;
+  tmc::InitWeightsOptions options;
+  options.seed = seed;
+  for (auto [flag, text, value] : {std::tuple{"--token-embedding-scale", &tokenScaleText,
+                                              &options.tokenEmbeddingScale},
+                                   std::tuple{"--gain", &gainText, &options.gain}}) {
+    // A negated range test, so that NaN is refused too; the value is echoed as given.
+    double parsed = 0.0;
+    if (StringRef(*text).getAsDouble(parsed) || !(parsed > 0.0 && parsed <= 1000.0))
+      return tmc::reportError(tmc::makeUsageError(std::string(flag) +
+                                                  ": expected a number in (0, 1000], got '" +
+                                                  text->getValue() + "'"));
+    *value = static_cast<float>(parsed);
+  }
   if (Error error = tmc::checkNotAnInput("-o", output, {{"the spec", input}}))
     return tmc::reportError(std::move(error));
   auto loaded = load(input);
   if (!loaded)
     return 1;
-  return tmc::reportError(tmc::writeInitialWeights(*loaded->spec, output, seed));
+  return tmc::reportError(tmc::writeInitialWeights(*loaded->spec, output, options));
 }
 
 int compileCommand(int argc, char **argv) {

@@ -34,8 +34,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Relative error bound of the compiled f32 model against the f64 reference.
-constexpr double tolerance = 1e-4;
+/// Relative error bound of the compiled f32 model against the f64 reference:
+/// max |exe - ref| / max |ref| over a tensor. The kernels reach below 1e-6 on
+/// every spec; a tanh-form gelu in place of the exact one is 3e-5 to 2e-4.
+constexpr double tolerance = 1e-5;
 
 std::string tmcPath() {
   if (const char *fromEnv = std::getenv("TMC_BIN"); fromEnv && *fromEnv)
@@ -266,76 +268,196 @@ TEST_P(EndToEnd, MatchesOracle) {
   }
 }
 
-/// Decoding token by token against the caches must pick the same tokens as
-/// recomputing the whole sequence: the argmax of every row of one full run.
-class Generation : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(Generation, CachedStepsMatchFullRecomputation) {
-  std::string specPath = (fs::path(TMC_SOURCE_DIR) / GetParam()).string();
-  std::string tmc = tmcPath();
-  ScratchDir dir;
-  ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
-  std::string model = dir.path + "/model", weights = dir.path + "/w.safetensors";
-  ASSERT_TRUE(runOk(quote(tmc) + " compile " + quote(specPath) + " -o " + quote(model)));
-  ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " + quote(weights) +
-                    " --seed 11"));
-
-  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5};
-  const int maxNew = 8;
-  // Encoder-decoder models decode from a source, encoded once per sequence.
-  std::string diagnostics;
-  llvm::raw_string_ostream stream(diagnostics);
-  tmc::LoadedSpec loaded = tmc::loadSpec(specPath, stream);
-  ASSERT_TRUE(loaded.spec) << diagnostics;
-  std::string sourceFlag =
-      loaded.spec->isEncoderDecoder() ? " --source-tokens 2,7,1,8,2,8" : std::string();
-  CommandResult generated;
-  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + sourceFlag + " --tokens " +
-                        joinTokens(prompt) + " --max-new " + std::to_string(maxNew) + " --json",
-                    &generated));
-  size_t at = generated.output.find("\"generated\": [");
-  ASSERT_NE(at, std::string::npos) << generated.output;
+/// The generated tokens of a `--json` line: its "generated" list.
+std::vector<int32_t> generatedTokens(const std::string &output) {
   std::vector<int32_t> tokens;
-  for (const char *p = generated.output.c_str() + at + 14; *p && *p != ']';) {
+  size_t at = output.find("\"generated\": [");
+  if (at == std::string::npos)
+    return tokens;
+  for (const char *p = output.c_str() + at + 14; *p && *p != ']';) {
     char *end = nullptr;
     tokens.push_back(static_cast<int32_t>(std::strtol(p, &end, 10)));
     p = end;
     while (*p == ',' || *p == ' ')
       ++p;
   }
-  ASSERT_EQ(tokens.size(), static_cast<size_t>(maxNew)) << generated.output;
+  return tokens;
+}
 
-  std::vector<int32_t> sequence = prompt;
-  sequence.insert(sequence.end(), tokens.begin(), tokens.end() - 1);
-  std::string outPath = dir.path + "/full.npy";
-  ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + sourceFlag + " --tokens " +
-                    joinTokens(sequence) + " --output " + quote(outPath)));
-  std::vector<int64_t> shape;
-  std::vector<float> logits;
+/// max |actual - expected| / max |expected| over rows [begin, end) of two
+/// row-major [rows, width] tensors, and the row holding the largest difference.
+struct RowsError {
+  double relative = 0.0;
+  int64_t worstRow = 0;
+};
+RowsError rowsError(const std::vector<float> &actual, const std::vector<double> &expected,
+                    int64_t width, int64_t begin, int64_t end) {
+  double maxDiff = 0.0, maxRef = 0.0;
+  RowsError result;
+  for (int64_t i = begin * width; i < end * width; ++i) {
+    double diff = std::abs(static_cast<double>(actual[i]) - expected[i]);
+    if (!(diff <= maxDiff)) { // NaN counts as the worst
+      maxDiff = diff;
+      result.worstRow = i / width;
+    }
+    maxRef = std::max(maxRef, std::abs(expected[i]));
+  }
+  result.relative = maxDiff / std::max(maxRef, 1e-6);
+  return result;
+}
+
+/// Init-weights settings tried in order, each with seeds 1 to 4, until
+/// greedy decoding is varied. The default weights give a tied LM head the last
+/// token back at every step (`[5,5,5,...]`), and an encoder-decoder's output
+/// is dominated by the fixed source, so that the last token maps to itself; a
+/// smaller token table and larger linears make every layer, and so every
+/// cached key and value, move the argmax.
+struct WeightSetting {
+  const char *tokenEmbeddingScale, *gain;
+};
+constexpr WeightSetting kVariedWeights[] = {{"0.1", "2"}, {"0.3", "2"}, {"0.1", "1.5"},
+                                            {"0.3", "3"}, {"1", "3"},   {"0.1", "1"}};
+constexpr int kSeedsTried = 4;
+
+/// Every decoding step, computed from the caches, must equal the reference's
+/// full recomputation value by value at the prefill's tolerance: the logits
+/// of every generated position (`--output` with `--max-new`), greedy and
+/// beam search. Argmax checks alone miss a dropped cached key (2-22% logit
+/// error) or a rope position off by one (0.4%).
+class Generation : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Generation, EveryDecodingStepMatchesTheReference) {
+  std::string specPath = (fs::path(TMC_SOURCE_DIR) / GetParam()).string();
+  std::string tmc = tmcPath();
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
+  std::string model = dir.path + "/model", weights = dir.path + "/w.safetensors";
+  ASSERT_TRUE(runOk(quote(tmc) + " compile " + quote(specPath) + " -o " + quote(model)));
+
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  tmc::LoadedSpec loaded = tmc::loadSpec(specPath, stream);
+  ASSERT_TRUE(loaded.spec) << diagnostics;
+  const tmc::ModelSpec &spec = *loaded.spec;
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5};
+  const int64_t maxNew = std::min<int64_t>(8, spec.maxSeq - 5);
+  ASSERT_GE(maxNew, 4) << "max_seq leaves too few steps to test decoding";
+  // Encoder-decoder models decode from a source, encoded once per sequence.
+  const std::vector<int32_t> source = {2, 7, 1, 8, 2, 8};
+  std::string sourceFlag =
+      spec.isEncoderDecoder() ? " --source-tokens " + joinTokens(source) : std::string();
+  std::string run = quote(model) + " --weights " + quote(weights) + sourceFlag + " --tokens " +
+                    joinTokens(prompt) + " --max-new " + std::to_string(maxNew) + " --json";
+
+  // The first weights whose greedy output has at least half its tokens
+  // distinct.
+  std::vector<int32_t> greedy;
+  std::string tried, chosen;
+  for (int seed = 1; seed <= kSeedsTried && greedy.empty(); ++seed) {
+    for (const WeightSetting &setting : kVariedWeights) {
+      std::string flags = " --seed " + std::to_string(seed) + " --token-embedding-scale " +
+                          setting.tokenEmbeddingScale + " --gain " + setting.gain;
+      ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " +
+                        quote(weights) + flags));
+      CommandResult generated;
+      ASSERT_TRUE(runOk(run, &generated));
+      std::vector<int32_t> tokens = generatedTokens(generated.output);
+      ASSERT_EQ(tokens.size(), static_cast<size_t>(maxNew)) << generated.output;
+      std::vector<int32_t> distinct = tokens;
+      std::sort(distinct.begin(), distinct.end());
+      size_t count = std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+      tried += "\n " + flags + ": " + joinTokens(tokens);
+      if (2 * count >= tokens.size()) {
+        greedy = tokens;
+        chosen = flags;
+        break;
+      }
+    }
+  }
+  // Where no setting varies greedy decoding (an encoder-decoder whose tiny
+  // decoder follows its fixed source), the sampled run below must be varied
+  // instead: its tokens drive the caches just as well.
+  if (greedy.empty()) {
+    chosen = std::string(" --seed 1 --token-embedding-scale ") +
+             kVariedWeights[0].tokenEmbeddingScale + " --gain " + kVariedWeights[0].gain;
+    ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " +
+                      quote(weights) + chosen));
+    std::printf("  %s: note: greedy decoding repeats tokens under every weight setting tried; "
+                "the sampled run is checked for varied tokens instead:%s\n",
+                GetParam().c_str(), tried.c_str());
+  } else {
+    std::printf("  %s: weights%s, greedy %s\n", GetParam().c_str(), chosen.c_str(),
+                joinTokens(greedy).c_str());
+  }
+
   std::string error;
-  ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &logits, &error)) << error;
-  ASSERT_EQ(shape.size(), 3u);
-  const int64_t vocab = shape[2];
-  // The reference's argmax too, at every step: generation equals the oracle's.
-  auto referenceWeights = tmc::ref::ReferenceWeights::open(*loaded.spec, weights, &error);
+  auto referenceWeights = tmc::ref::ReferenceWeights::open(spec, weights, &error);
   ASSERT_TRUE(referenceWeights) << error;
-  tmc::ref::Inputs inputs;
-  inputs.tokens = sequence;
-  if (loaded.spec->isEncoderDecoder())
-    inputs.sourceTokens = {2, 7, 1, 8, 2, 8};
-  auto reference = tmc::ref::evaluate(*loaded.spec, referenceWeights->lookup(), inputs, &error);
-  ASSERT_TRUE(reference) << error;
-  for (int k = 0; k < maxNew; ++k) {
-    const float *row = logits.data() + (prompt.size() - 1 + k) * vocab;
-    int64_t best = std::max_element(row, row + vocab) - row;
-    std::vector<float> sorted(row, row + vocab);
-    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
-    if (sorted[0] - sorted[1] < 1e-4f * std::max(1.0f, std::abs(sorted[0])))
-      break; // a near tie: either token is right, and the sequences part here
-    EXPECT_EQ(tokens[k], best) << "step " << k << " of " << generated.output;
-    const double *referenceRow = reference->data() + (prompt.size() - 1 + k) * vocab;
-    EXPECT_EQ(tokens[k], std::max_element(referenceRow, referenceRow + vocab) - referenceRow)
-        << "step " << k << ": the reference's argmax differs";
+  const int64_t promptRows = static_cast<int64_t>(prompt.size());
+  // The prompt alone: on a decoder that looks back only, its rows equal the
+  // full sequence's first rows, which is what makes a recomputation the
+  // oracle of cached decoding.
+  tmc::ref::Inputs promptInputs;
+  promptInputs.tokens = prompt;
+  if (spec.isEncoderDecoder())
+    promptInputs.sourceTokens = source;
+  auto promptReference = tmc::ref::evaluate(spec, referenceWeights->lookup(), promptInputs, &error);
+  ASSERT_TRUE(promptReference) << error;
+
+  const char *sampled = " --temperature 1 --seed 5";
+  for (const char *search : {"", " --beam 3", sampled}) {
+    SCOPED_TRACE(*search ? search : "greedy");
+    std::string outPath = dir.path + "/steps.npy";
+    CommandResult generated;
+    ASSERT_TRUE(runOk(run + search + " --output " + quote(outPath), &generated));
+    std::vector<int32_t> tokens = generatedTokens(generated.output);
+    ASSERT_FALSE(tokens.empty()) << generated.output;
+    if (!*search && !greedy.empty()) {
+      EXPECT_EQ(tokens, greedy) << "--output changed the generated tokens";
+    }
+    if (search == sampled && greedy.empty()) {
+      std::vector<int32_t> distinct = tokens;
+      std::sort(distinct.begin(), distinct.end());
+      size_t count = std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+      ASSERT_GE(2 * count, tokens.size()) << "sampled tokens repeat too: " << joinTokens(tokens);
+    }
+    std::vector<int64_t> shape;
+    std::vector<float> logits;
+    ASSERT_TRUE(tmr::readNpyF32(outPath, &shape, &logits, &error)) << error;
+    const int64_t rows = promptRows + static_cast<int64_t>(tokens.size());
+    const int64_t vocab = spec.outputWidth();
+    ASSERT_EQ(shape, (std::vector<int64_t>{1, rows, vocab}));
+
+    tmc::ref::Inputs inputs = promptInputs;
+    inputs.tokens.insert(inputs.tokens.end(), tokens.begin(), tokens.end());
+    auto reference = tmc::ref::evaluate(spec, referenceWeights->lookup(), inputs, &error);
+    ASSERT_TRUE(reference) << error;
+    ASSERT_EQ(reference->size(), static_cast<size_t>(rows * vocab));
+    std::vector<double> promptPart(reference->begin(), reference->begin() + promptRows * vocab);
+    ASSERT_EQ(promptPart, *promptReference)
+        << "the reference's prompt rows change with later tokens: this decoder looks ahead, "
+           "and a recomputation is not the oracle of its cached decoding";
+
+    RowsError prefill = rowsError(logits, *reference, vocab, 0, promptRows);
+    RowsError steps = rowsError(logits, *reference, vocab, promptRows, rows);
+    std::printf("  %s%s: prompt rows relative error %.3g, decoding steps %.3g\n",
+                GetParam().c_str(), search, prefill.relative, steps.relative);
+    EXPECT_LE(prefill.relative, tolerance) << "prompt row " << prefill.worstRow;
+    EXPECT_LE(steps.relative, tolerance)
+        << "decoding step " << steps.worstRow - promptRows << " (position " << steps.worstRow
+        << ") of " << joinTokens(tokens);
+
+    // Greedy tokens are the reference's argmax at every step, except at a
+    // near tie (either token is right, and the sequences part there).
+    for (size_t k = 0; !*search && k < tokens.size(); ++k) {
+      const double *row = reference->data() + (promptRows - 1 + k) * vocab;
+      std::vector<double> sorted(row, row + vocab);
+      std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+      if (sorted[0] - sorted[1] < 1e-4 * std::max(1.0, std::abs(sorted[0])))
+        break;
+      EXPECT_EQ(tokens[k], std::max_element(row, row + vocab) - row)
+          << "step " << k << ": the reference's argmax differs";
+    }
   }
 }
 
