@@ -6,7 +6,8 @@
 // canonical names, and it keeps its own list of the tensors it reads
 // (requiredTensors) rather than the compiler's manifest, so the two can be
 // checked against each other; the only code it shares with the compiler is
-// the spec and the mask rules of frontend/Masks.h.
+// the checked spec (ModelSpec, per-layer overrides resolved). Mask rules
+// (ReferenceMask.h) and f16/bf16 widening (ReferenceHalf.h) are its own.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

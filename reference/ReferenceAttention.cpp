@@ -2,15 +2,16 @@
 //
 // scores = q.k / sqrt(head_dim) (+ ALiBi bias), masked keys dropped, softmax
 // over the rest, weights.v, heads concatenated, then the o projection. Masks
-// are decided by frontend/Masks.h alone, so the oracle and the compiler share
-// one reading of them. Positional schemes act on self-attention only: across
+// are decided by the reference's own reading of the contract (ReferenceMask.h),
+// not the compiler's frontend/Masks.h, so a wrong rule in either shows up as a
+// mismatch. Positional schemes act on self-attention only: across
 // two sequences (cross-attention) a distance between positions means nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "reference/ReferenceInternal.h"
 
-#include "frontend/Masks.h"
+#include "reference/ReferenceMask.h"
 
 #include <algorithm>
 #include <cmath>
@@ -102,7 +103,7 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
       return true;
     if (site.cross)
       return j < site.keyLength;
-    return maskAllows(layer.mask, site.decoder, spec.maxSeq, i, j, site.keyLength);
+    return queryMaySeeKey(layer.mask, site.decoder, spec.maxSeq, i, j, site.keyLength);
   };
 
   int64_t group = layer.heads / layer.kvHeads;

@@ -3,11 +3,28 @@
 #include "reference/ReferenceWeights.h"
 
 #include "frontend/Manifest.h"
-#include "runtime/half.h"
-
+#include "reference/ReferenceHalf.h"
 
 namespace tmc::ref {
 
+namespace {
+
+/// The f32 values of a tensor stored as 16-bit words (safetensors is
+/// little-endian), widened by the reference's own reading of the format, not
+/// the runtime's: the oracle must not share the widening it checks. Every f16
+/// and bf16 value is exactly a float, so the narrowing from double loses nothing.
+std::vector<float> widenNarrowTensor(const tmr::TensorView &tensor) {
+  const auto *bytes = static_cast<const unsigned char *>(tensor.data);
+  std::vector<float> values(tensor.bytes / 2);
+  for (size_t k = 0; k < values.size(); ++k) {
+    auto bits = static_cast<uint16_t>(bytes[2 * k] | (bytes[2 * k + 1] << 8));
+    values[k] = static_cast<float>(tensor.dtype == TMR_BF16 ? bfloat16Value(bits)
+                                                            : binary16Value(bits));
+  }
+  return values;
+}
+
+} // namespace
 
 std::unique_ptr<ReferenceWeights>
 ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
@@ -38,8 +55,7 @@ ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
       weights->byName[expected.name] = static_cast<const float *>(tensor->data);
     } else {
       // Weights are stored narrow and computed with in f32, as the contract says.
-      weights->widened.push_back(tmr::widenToF32(
-          tensor->data, tensor->bytes / tmr::dtypeSize(tensor->dtype), tensor->dtype));
+      weights->widened.push_back(widenNarrowTensor(*tensor));
       weights->byName[expected.name] = weights->widened.back().data();
     }
   }

@@ -1,8 +1,10 @@
 //===- ReferenceWeights.h - A weight file as the reference reads it -*- C++ -*-===//
 //
 // Opens a safetensors file for the reference evaluator, after checking every
-// tensor the reference reads (requiredTensors) against it (present, F32, same
-// shape), so the evaluator's raw pointers are known to cover what it indexes.
+// tensor the reference reads (requiredTensors) against it (present, of the
+// model's dtype, same shape), so the evaluator's raw pointers are known to
+// cover what it indexes. f16 and bf16 tensors are widened to f32 by the
+// reference's own code (ReferenceHalf.h), never the runtime's.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,7 +36,7 @@ private:
 
   std::unique_ptr<tmr::SafetensorsFile> file;
   std::map<std::string, const float *, std::less<>> byName;
-  std::vector<tmr::AlignedVector<float>> widened; ///< f16/bf16 tensors as f32
+  std::vector<std::vector<float>> widened; ///< f16/bf16 tensors as f32 (ReferenceHalf.h)
 };
 
 } // namespace tmc::ref

@@ -1,14 +1,15 @@
 //===- ReferenceMaskTest.cpp - Mask rules and masked attention ------------===//
 //
-// maskAllows (frontend/Masks.h, shared with the compiler) against patterns
-// drawn by hand from docs/spec-language.md, the random-mask generator against
-// SplitMix64 values computed apart (Python, and the published first output
-// for seed 0), then the evaluator's attention under those masks through the
-// probe model, whose output spells out the attention weights.
+// The reference's own mask rules (reference/ReferenceMask.h, written apart
+// from the compiler's frontend/Masks.h) against patterns drawn by hand from
+// docs/spec-language.md, its random-mask generator against SplitMix64 values
+// computed apart (Python, and the published first output for seed 0), then
+// the evaluator's attention under those masks through the probe model, whose
+// output spells out the attention weights.
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/Masks.h"
+#include "reference/ReferenceMask.h"
 #include "tests/reference/ReferenceTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +56,7 @@ std::vector<std::string> pattern(const MaskSpec &m, bool decoder, int64_t maxSeq
   for (int64_t i = 0; i < count; ++i) {
     std::string row;
     for (int64_t j = 0; j < count; ++j)
-      row += maskAllows(m, decoder, maxSeq, i, j, length) ? '1' : '.';
+      row += ref::queryMaySeeKey(m, decoder, maxSeq, i, j, length) ? '1' : '.';
     rows.push_back(row);
   }
   return rows;
@@ -104,6 +105,51 @@ TEST(ReferenceMasks, GlobalTokensSeeAndAreSeen) {
             (Rows{"11111", "1..1.", "1..1.", "11111", "1..1."}));
 }
 
+TEST(ReferenceMasks, OddEncoderWindowsReachHalfTheSizeRoundedDown) {
+  // |i - j| <= 3/2 = 1.5 keeps distance 1; |i - j| <= 1/2 only the query.
+  EXPECT_EQ(pattern(mask({window(MaskKind::SlidingWindow, 3)}), false, 8, 5, 5),
+            (Rows{"11...", "111..", ".111.", "..111", "...11"}));
+  EXPECT_EQ(pattern(mask({window(MaskKind::SlidingWindow, 1)}), false, 8, 3, 3),
+            (Rows{"1..", ".1.", "..1"}));
+  // In a decoder i - 1 < j <= i: the query alone.
+  EXPECT_EQ(pattern(mask({window(MaskKind::SlidingWindow, 1)}), true, 8, 3, 3),
+            (Rows{"1..", ".1.", "..1"}));
+}
+
+TEST(ReferenceMasks, DilatedWindowCountsDistanceBothWays) {
+  // |i - j| <= 7/2 and 3 divides i - j (negative differences included).
+  EXPECT_EQ(pattern(mask({window(MaskKind::DilatedWindow, 7, 3)}), false, 8, 7, 7),
+            (Rows{"1..1...", ".1..1..", "..1..1.", "1..1..1", ".1..1..", "..1..1.",
+                  "...1..1"}));
+  // i - 7 < j <= i and 3 divides i - j: row 6 reaches back to key 0.
+  EXPECT_EQ(pattern(mask({window(MaskKind::DilatedWindow, 7, 3)}), true, 8, 7, 7),
+            (Rows{"1......", ".1.....", "..1....", "1..1...", ".1..1..", "..1..1.",
+                  "1..1..1"}));
+}
+
+TEST(ReferenceMasks, GlobalInADecoderSeesAheadUnlessCausal) {
+  // Without causal, token 2 sees every key, later ones included.
+  EXPECT_EQ(pattern(mask({global({2})}), true, 8, 4, 4),
+            (Rows{"..1.", "..1.", "1111", "..1."}));
+  // causal + global(tokens = [2]): rows before 2 are left with no key, as the
+  // doc's `causal + global(tokens = [4])` example says of positions 0..3.
+  EXPECT_EQ(pattern(mask({term(MaskKind::Causal), global({2})}), true, 8, 4, 4),
+            (Rows{"....", "....", "111.", "..1."}));
+}
+
+TEST(ReferenceMasks, CausalAndPaddingAloneLeaveTheRestAllowed) {
+  EXPECT_EQ(pattern(mask({term(MaskKind::Causal), term(MaskKind::Padding)}), true, 8, 4, 3),
+            (Rows{"1...", "11..", "111.", "111."}));
+}
+
+TEST(ReferenceMasks, WindowAndRandomUnite) {
+  // random(per_row = 2, seed = 42) over max_seq 6 draws, row by row,
+  // {1, 1}, {0, 0}, {4, 0}, {1, 2}, {1, 2}, {5, 4}; the window adds |i - j| <= 1.
+  EXPECT_EQ(pattern(mask({window(MaskKind::SlidingWindow, 2), randomTerm(2, 42)}), false, 6,
+                    6, 6),
+            (Rows{"11....", "111...", "11111.", ".1111.", ".11111", "....11"}));
+}
+
 TEST(ReferenceMasks, SumIsUnionRestrictedByCausalAndPadding) {
   // Decoder: window j in {i-1, i} or key 0, never a future key.
   MaskSpec decoderMask = mask({term(MaskKind::Causal), window(MaskKind::SlidingWindow, 2),
@@ -124,14 +170,14 @@ TEST(ReferenceMasks, SumIsUnionRestrictedByCausalAndPadding) {
 TEST(ReferenceMasks, RandomKeysAreSplitMix64) {
   // z = S + n * golden with n = i * R + r + 1 is SplitMix64's n-th output
   // from seed S; its first output from seed 0 is 0xE220A8397B1DCDAF.
-  EXPECT_EQ(randomMaskKeys(randomTerm(1, 0), INT64_MAX, 0),
+  EXPECT_EQ(ref::randomMaskDraws(1, 0, INT64_MAX, 0),
             (std::vector<int64_t>{static_cast<int64_t>(0xE220A8397B1DCDAFull % INT64_MAX)}));
   // Computed apart, in Python.
   const std::vector<std::vector<int64_t>> seed42 = {{5, 3},  {2, 4},  {2, 6},
                                                     {13, 4}, {5, 14}, {15, 14}};
   for (int64_t row = 0; row < 6; ++row)
-    EXPECT_EQ(randomMaskKeys(randomTerm(2, 42), 16, row), seed42[row]) << "row " << row;
-  EXPECT_EQ(randomMaskKeys(randomTerm(3, 7), 1000003, 5),
+    EXPECT_EQ(ref::randomMaskDraws(2, 42, 16, row), seed42[row]) << "row " << row;
+  EXPECT_EQ(ref::randomMaskDraws(3, 7, 1000003, 5),
             (std::vector<int64_t>{902904, 423360, 608587}));
 }
 

@@ -1,0 +1,47 @@
+//===- ReferenceHalf.cpp - The narrow weight formats, read apart ----------===//
+//
+// Each value is built as (integer significand) * 2^(exponent) with ldexp, which
+// is exact in double for every finite value of both formats.
+//
+//===----------------------------------------------------------------------===//
+
+#include "reference/ReferenceHalf.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tmc::ref {
+
+namespace {
+
+/// A 16-bit float with `exponentBits` exponent bits and `fractionBits`
+/// fraction bits (1 + exponentBits + fractionBits == 16), IEEE 754 style.
+double narrowFloatValue(uint16_t bits, int exponentBits, int fractionBits) {
+  const bool negative = (bits >> 15) != 0;
+  const int maxExponent = (1 << exponentBits) - 1;
+  const int bias = maxExponent / 2;
+  const int exponent = (bits >> fractionBits) & maxExponent;
+  const int fraction = bits & ((1 << fractionBits) - 1);
+  double magnitude;
+  if (exponent == maxExponent) {
+    if (fraction != 0)
+      return std::numeric_limits<double>::quiet_NaN();
+    magnitude = std::numeric_limits<double>::infinity();
+  } else if (exponent == 0) {
+    // Subnormal (or zero): no implicit leading 1, exponent fixed at 1 - bias.
+    magnitude = std::ldexp(static_cast<double>(fraction), 1 - bias - fractionBits);
+  } else {
+    const int significand = (1 << fractionBits) | fraction;
+    magnitude = std::ldexp(static_cast<double>(significand), exponent - bias - fractionBits);
+  }
+  // copysign keeps -0 distinct from +0, as the formats do.
+  return std::copysign(magnitude, negative ? -1.0 : 1.0);
+}
+
+} // namespace
+
+double binary16Value(uint16_t bits) { return narrowFloatValue(bits, 5, 10); }
+
+double bfloat16Value(uint16_t bits) { return narrowFloatValue(bits, 8, 7); }
+
+} // namespace tmc::ref

@@ -1,0 +1,25 @@
+//===- ReferenceHalf.h - The narrow weight formats, read apart --*- C++ -*-===//
+//
+// The reference's own reading of f16 (IEEE 754 binary16) and bf16 (bfloat16)
+// weights, written from the formats' definitions rather than taken from the
+// runtime (runtime/half.h), so a wrong widening in the product shows up as a
+// mismatch against the oracle instead of being shared by both.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace tmc::ref {
+
+/// The value of an IEEE 754 binary16 word: 1 sign bit, 5 exponent bits
+/// (bias 15), 10 fraction bits; exponent 0 is zero or subnormal
+/// (fraction * 2^-24), exponent 31 is infinity (fraction 0) or NaN.
+double binary16Value(uint16_t bits);
+
+/// The value of a bfloat16 word: the top half of an IEEE 754 binary32, i.e.
+/// 1 sign bit, 8 exponent bits (bias 127), 7 fraction bits; exponent 0 is
+/// zero or subnormal (fraction * 2^-133), exponent 255 infinity or NaN.
+double bfloat16Value(uint16_t bits);
+
+} // namespace tmc::ref
