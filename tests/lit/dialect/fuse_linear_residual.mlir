@@ -2,14 +2,19 @@
 // RUN: tmc-opt --split-input-file --tm-fuse-linear-residual=explain=true --verify-diagnostics %s -o /dev/null
 
 // Pre-norm: the sublayer's output projection adds the residual stream itself.
+// The fused linear is the only op on values: no tm.add, nor a linear without
+// the residual, on either side of it (mutants/ proves it).
 // CHECK-LABEL: func.func @pre_norm_sublayer
 // CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[H:.*]]: tensor<?x16xf32>)
+// CHECK-NOT: tm.add
+// CHECK-NOT: tm.linear
+// CHECK: %[[S:.*]] = tm.linear %[[H]], %{{.*}}, %{{.*}} residual %[[X]] {activation = "gelu"}
+// CHECK-NOT: tm.add
+// CHECK-NOT: tm.linear
+// CHECK: return %[[S]]
 func.func @pre_norm_sublayer(%x: tensor<?x8xf32>, %h: tensor<?x16xf32>) -> tensor<?x8xf32> {
   %w = tm.weight "down.weight" : tensor<8x16xf32>
   %b = tm.weight "down.bias" : tensor<8xf32>
-  // CHECK: %[[S:.*]] = tm.linear %[[H]], %{{.*}}, %{{.*}} residual %[[X]] {activation = "gelu"}
-  // CHECK-NOT: tm.add
-  // CHECK: return %[[S]]
   %y = tm.linear %h, %w, %b {activation = "gelu"} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   // expected-remark @+1 {{fused the residual add into the tm.linear before it, as its epilogue}}
   %s = tm.add %x, %y : tensor<?x8xf32>
@@ -20,7 +25,12 @@ func.func @pre_norm_sublayer(%x: tensor<?x8xf32>, %h: tensor<?x16xf32>) -> tenso
 
 // Either operand order.
 // CHECK-LABEL: func.func @linear_first
-// CHECK: tm.linear %arg1, %{{.*}} residual %arg0
+// CHECK-NOT: tm.add
+// CHECK-NOT: tm.linear
+// CHECK: %[[S:.*]] = tm.linear %arg1, %{{.*}} residual %arg0
+// CHECK-NOT: tm.add
+// CHECK-NOT: tm.linear
+// CHECK: return %[[S]]
 func.func @linear_first(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %w = tm.weight "o.weight" : tensor<8x8xf32>
   %y = tm.linear %h, %w {activation = "none"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
@@ -35,7 +45,8 @@ func.func @linear_first(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>) -> tensor<?x8x
 // CHECK-LABEL: func.func @shared
 // CHECK: %[[Y:.*]] = tm.linear
 // CHECK-NOT: residual
-// CHECK: tm.add %arg0, %[[Y]]
+// CHECK: %[[S:.*]] = tm.add %arg0, %[[Y]]
+// CHECK-NEXT: return %[[S]], %[[Y]]
 func.func @shared(%x: tensor<?x8xf32>, %h: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
   %w = tm.weight "o.weight" : tensor<8x8xf32>
   %y = tm.linear %h, %w {activation = "none"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>

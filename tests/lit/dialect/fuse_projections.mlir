@@ -1,6 +1,11 @@
 // RUN: tmc-opt --split-input-file --tm-fuse-projections %s | FileCheck %s
 // RUN: tmc-opt --split-input-file --tm-fuse-projections=explain=true %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: tmc-opt --split-input-file --tm-fuse-projections --mlir-print-debuginfo %s | FileCheck %s --check-prefix=LOC
+// LINEARS counts each function's tm.linear ops, the GEMMs left after fusion:
+// a projection left unfused next to the fused one is an extra linear, even
+// between the weights, where CHECK's CHECK-DAGs leave gaps no CHECK-NOT
+// covers (mutants/ proves it).
+// RUN: tmc-opt --split-input-file --tm-fuse-projections %s | FileCheck %s --check-prefix=LINEARS
 
 // GQA attention: q is 16 wide, k and v 8; one GEMM of 32 outputs, its
 // weights and biases stacked, its result split back in order. The k weight
@@ -14,12 +19,18 @@
 // CHECK-DAG: %[[BQ:.*]] = tm.weight "q.bias"
 // CHECK-DAG: %[[BK:.*]] = tm.weight "k.bias"
 // CHECK-DAG: %[[BV:.*]] = tm.weight "v.bias"
+// CHECK-NOT: tm.linear
 // CHECK: %[[W:.*]] = tm.concat %[[WQ]], %[[WK]], %[[WV]] : (tensor<16x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<32x16xf32>
 // CHECK: %[[B:.*]] = tm.concat %[[BQ]], %[[BK]], %[[BV]] : (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<32xf32>
 // CHECK: %[[QKV:.*]] = tm.linear %[[X]], %[[W]], %[[B]] {activation = "none"} : (tensor<?x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<?x32xf32>
 // CHECK: %[[S:.*]]:3 = tm.split %[[QKV]] : tensor<?x32xf32> -> tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 // CHECK-NOT: tm.linear
-// CHECK: tm.attention %[[S]]#0, %[[S]]#1, %[[S]]#2
+// CHECK: %[[A:.*]] = tm.attention %[[S]]#0, %[[S]]#1, %[[S]]#2
+// CHECK-NOT: tm.linear
+// CHECK: return %[[A]]
+// LINEARS-LABEL: func.func @qkv_gqa
+// LINEARS-COUNT-1: tm.linear
+// LINEARS-NOT: tm.linear
 // LOC-LABEL: func.func @qkv_gqa
 // LOC: tm.linear {{.*}} loc(#[[FUSED:loc[0-9]*]])
 // LOC: tm.split {{.*}} loc(#[[PARTS:loc[0-9]*]])
@@ -48,11 +59,16 @@ func.func @qkv_gqa(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
 // A gated FFN's gate and up (no bias) fuse; down reads another input.
 // EXPLAIN: model.tm:9:3: remark: [ffn.gate+up] fused 2 linears
 // CHECK-LABEL: func.func @gate_up
+// CHECK-NOT: tm.linear
 // CHECK: %[[W:.*]] = tm.concat %{{.*}}, %{{.*}} : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<48x8xf32>
-// CHECK: %[[GU:.*]] = tm.linear %arg0, %[[W]] {activation = "none"} : (tensor<?x8xf32>, tensor<48x8xf32>) -> tensor<?x48xf32>
-// CHECK: %[[S:.*]]:2 = tm.split %[[GU]] : tensor<?x48xf32> -> tensor<?x24xf32>, tensor<?x24xf32>
-// CHECK: tm.gated_activation %[[S]]#0, %[[S]]#1
-// CHECK: tm.linear %{{.*}} : (tensor<?x24xf32>, tensor<8x24xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: %[[GU:.*]] = tm.linear %arg0, %[[W]] {activation = "none"} : (tensor<?x8xf32>, tensor<48x8xf32>) -> tensor<?x48xf32>
+// CHECK-NEXT: %[[S:.*]]:2 = tm.split %[[GU]] : tensor<?x48xf32> -> tensor<?x24xf32>, tensor<?x24xf32>
+// CHECK-NEXT: %[[H:.*]] = tm.gated_activation %[[S]]#0, %[[S]]#1
+// CHECK-NEXT: %[[Y:.*]] = tm.linear %[[H]], %{{.*}} : (tensor<?x24xf32>, tensor<8x24xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: return %[[Y]]
+// LINEARS-LABEL: func.func @gate_up
+// LINEARS-COUNT-2: tm.linear
+// LINEARS-NOT: tm.linear
 func.func @gate_up(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %wg = tm.weight "gate.weight" : tensor<24x8xf32>
   %wu = tm.weight "up.weight" : tensor<24x8xf32>
@@ -78,6 +94,9 @@ func.func @gate_up(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // CHECK: tm.linear %arg0, %{{.*}} {activation = "none"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
 // CHECK: tm.linear %arg0, %{{.*}} residual %arg1
 // CHECK: tm.linear %arg0, %{{.*}} {activation = "relu"} : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// LINEARS-LABEL: func.func @declined
+// LINEARS-COUNT-4: tm.linear
+// LINEARS-NOT: tm.linear
 // EXPLAIN-DAG: :8: remark: not fused with the other linears of its input: the function returns its result
 // EXPLAIN-DAG: :8: remark: not fused with the other linears of its input: it adds a residual
 // EXPLAIN-DAG: :8: remark: not fused with the other linears of its input: its epilogue (relu, bias) differs from theirs
@@ -107,6 +126,9 @@ func.func @declined(%x: tensor<?x8xf32>, %r: tensor<?x8xf32>) -> (tensor<?x8xf32
 // CHECK-LABEL: func.func @alone
 // CHECK-NOT: tm.concat
 // CHECK-NOT: tm.split
+// LINEARS-LABEL: func.func @alone
+// LINEARS-COUNT-2: tm.linear
+// LINEARS-NOT: tm.linear
 func.func @alone(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %w = tm.weight "w" : tensor<8x8xf32>
   %y = tm.linear %x, %w {activation = "none"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
