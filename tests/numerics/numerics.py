@@ -20,12 +20,20 @@
 # verify) against the bound of its op below. Exits 1 when any value exceeds
 # its bound or verify itself fails (its own tolerance is 1e-4 of the same
 # metric); prints one line per run with the worst value per op.
+#
+# It also checks that the comparison covers the whole model: the values the
+# reference taps are derived here from the case's spec text alone (embedding,
+# per layer q/k/v/attn/o, residual sums, norms, ffn values, final norm, the
+# output head), and every one must appear in verify's table, compared, or
+# listed as fused into a kernel when it is of a kind fusion folds away. A run
+# that compares fewer values fails, whatever verify's exit status.
 
 import argparse
 import os
 import re
 import subprocess
 import sys
+from collections import Counter
 
 # Bounds of the normalized max error per op, about 20x the worst seen over the
 # whole matrix (2-6e-7): float32 kernels against float64, errors compounding
@@ -53,6 +61,87 @@ def op_of(value):
     if last.startswith("residual"):
         return "residual"
     return last
+
+
+# What fusion may fold into a kernel that writes another value (verify lists
+# them as fused, -O0 compares them): a residual sum into the norm after it,
+# a projection (o, down) into the residual add of its epilogue. Any other
+# value must be compared.
+FUSIBLE = {"residual", "o", "down"}
+
+# Gated ffn kinds tap up, gate and act; the others up (activated) only.
+GATED = {"swiglu", "geglu"}
+
+
+def block(text, keyword):
+    """The body of the model's `keyword { ... }` block, or None."""
+    m = re.search(r"^\s*" + keyword + r"\s*\{", text, re.M)
+    if not m:
+        return None
+    depth, i = 1, m.end()
+    while depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[m.end():i - 1]
+
+
+def expected_values(text):
+    """The names of the values the reference taps for the spec `text`, one
+    per tap (an encoder-decoder's "embed" twice: source and target), as
+    reference/Reference.cpp names them; from the spec alone, not from verify."""
+    encoder, decoder = block(text, "encoder"), block(text, "decoder")
+    values = ["embed"] * ((encoder is not None) + (decoder is not None))
+    for name, body, cross in (("encoder", encoder, False),
+                              ("decoder", decoder, encoder is not None)):
+        if body is None:
+            continue
+        overrides = re.findall(r"layers\s+\d+\.\.\d+\s*\{([^}]*)\}", body)
+        if any(re.search(r"\b(ffn|norm)\s*=", o) for o in overrides):
+            raise ValueError(f"{name}: per-layer ffn or norm overrides are not modelled here")
+        layers = int(re.search(r"\blayers\s*=\s*(\d+)", body).group(1))
+        ffn = re.search(r"\bffn\s*=\s*(\w+)", body)
+        gated = ffn is not None and ffn.group(1) in GATED
+        for i in range(layers):
+            prefix = f"{name}.layers.{i}"
+            sublayers = ["self_attn"] + (["cross_attn"] if cross else [])
+            for n, attention in enumerate(sublayers, 1):
+                values += [f"{prefix}.{attention}.{x}" for x in ("q", "k", "v", "attn", "o")]
+                values += [f"{prefix}.norm{n}", f"{prefix}.residual{n}"]
+            n = len(sublayers) + 1
+            values += [f"{prefix}.ffn.{x}"
+                       for x in (("up", "gate", "act", "down") if gated else ("up", "down"))]
+            values += [f"{prefix}.norm{n}", f"{prefix}.residual{n}"]
+        if re.search(r"\bfinal_norm\s*=", body):
+            values.append(f"{name}.final_norm")
+    head = re.search(r"^\s*output\s*=\s*(\w+)", text, re.M)
+    if head:  # else the output is the last layer's hidden state, counted above
+        values.append({"lm_head": "output", "classifier": "classifier"}[head.group(1)])
+    return values
+
+
+def coverage_problems(expected, compared, fused, header):
+    """Why verify's table does not cover every expected value: a value
+    missing or extra, a value fused that fusion cannot fold away, or a
+    header count that disagrees."""
+    problems = []
+    seen = Counter(compared) + Counter(fused)
+    want = Counter(expected)
+    missing, extra = want - seen, seen - want
+    if missing:
+        problems.append(f"compared {len(compared)} + fused {len(fused)} of {len(expected)} "
+                        f"expected values; not in verify's table: "
+                        f"{', '.join(sorted(missing.elements()))}")
+    if extra:
+        problems.append(f"values the spec does not have: {', '.join(sorted(extra.elements()))}")
+    not_fusible = [v for v in fused if op_of(v) not in FUSIBLE]
+    if not_fusible:
+        problems.append(f"listed as fused, but fusion keeps these: {', '.join(not_fusible)}")
+    if header is None:
+        problems.append("no 'N of M reference values compared' line from tmc verify")
+    elif header != (len(compared), len(expected)):
+        problems.append(f"tmc verify says {header[0]} of {header[1]} values compared; "
+                        f"its table has {len(compared)} compared, the spec {len(expected)}")
+    return problems
 
 
 def spec(name, body):
@@ -219,6 +308,8 @@ def tokens_for(text, vocab, count):
 
 
 ROW = re.compile(r"^(\S+)\s+k\d+ (\S+)\s+([0-9.eE+-]+|inf|nan)\s+([0-9.eE+-]+|inf|nan)")
+FUSED = re.compile(r"^(\S+)\s+k\d+ (\S+)\s+fused: not written out \(the kernel writes \S+\)$")
+HEADER = re.compile(r"^tmc verify: .*; (\d+) of (\d+) reference values compared")
 
 
 def run_case(name, tmc, work):
@@ -232,6 +323,7 @@ def run_case(name, tmc, work):
                    capture_output=True)
     vocab = int(re.search(r"vocab = (\d+)", text).group(1))
     max_seq = int(re.search(r"max_seq = (\d+)", text).group(1))
+    expected = expected_values(text)
     failures = 0
     for target, count in runs:
         count = max_seq if count == "max" else count
@@ -240,11 +332,17 @@ def run_case(name, tmc, work):
         result = subprocess.run(cmd, capture_output=True, text=True)
         worst = {}
         bad = []
+        compared, fused, header = [], [], None
         for line in result.stdout.splitlines():
+            if m := HEADER.match(line):
+                header = (int(m.group(1)), int(m.group(2)))
+            if m := FUSED.match(line):
+                fused.append(m.group(1))
             m = ROW.match(line)
             if not m:
                 continue
             value, kernel, error = m.group(1), m.group(2), float(m.group(4))
+            compared.append(value)
             op = op_of(value)
             bound = BOUNDS.get(op)
             if bound is None:
@@ -254,11 +352,13 @@ def run_case(name, tmc, work):
                 worst[op] = (error, value)
             if not error <= bound:
                 bad.append(f"{value} ({kernel}): normalized max error {error:.2e} > {bound:.0e}")
-        if result.returncode != 0 or not worst:
+        if result.returncode != 0:
             bad.append(f"tmc verify exited {result.returncode}")
+        bad += coverage_problems(expected, compared, fused, header)
         summary = " ".join(f"{op}={e:.1e}" for op, (e, _) in sorted(worst.items()))
         status = "FAIL" if bad else "ok"
-        print(f"{status} {name} --target {target} tokens={count}: {summary}")
+        print(f"{status} {name} --target {target} tokens={count}: {len(compared)} of "
+              f"{len(expected)} values compared, {len(fused)} fused; {summary}")
         for b in bad:
             print(f"    {b}")
         if bad:
