@@ -10,10 +10,15 @@
 # `tmc init-weights`, runs the executable on a few inputs (full length, short
 # with padding, one token; segments and sources where the model takes them)
 # and compares each `--output` with torch_model.Model: the max relative error
-# max|exe - torch| / max|torch| must be <= 1e-3. A model that generates (a
-# decoder with an LM head) also decodes 32 greedy tokens; at every step the
-# executable's token must be torch's argmax unless the two are near-tied
-# there (within 1e-3 of the row's largest |logit|), which is reported.
+# max|exe - torch| / max|torch| must be <= 1e-5. A model that generates (a
+# decoder with an LM head) also decodes 32 greedy tokens, and its `--output`
+# then holds the logits of every position, prompt and generated: the prompt's
+# rows must match the prefill, and the rows of every decoding step (from the
+# prompt's last row on, one per generated token) must match torch
+# teacher-forced with the executable's tokens, at the same tolerance. Each
+# token must also be the argmax of its own row and torch's argmax unless the
+# two are near-tied there, which is reported. The weights of a generating
+# spec are chosen so that its greedy output is varied (WEIGHT_CANDIDATES).
 # Prints one `parity:` JSON line with the numbers; exits 1 on any failure.
 
 import argparse
@@ -32,9 +37,57 @@ import safetensors_io  # noqa: E402
 import specs  # noqa: E402
 from torch_model import Model  # noqa: E402
 
-TOLERANCE = 1e-3
-TIE = 1e-3
+# The max relative error allowed, for the prompt's rows and the decoding
+# steps alike. The f32 kernels reach 1e-7..7e-7 against float64 torch with
+# mild weights, and up to 2.3e-6 with the gain-4 weights some specs get below
+# (f16 and bf16 specs too: their narrow weights are read exactly by both
+# sides), so 1e-5 leaves a margin of 4 or more.
+TOLERANCE = 1e-5
+# Looser tolerances, per spec, with why. The weights that make a spec's greedy
+# output varied (below) can also make it ill-conditioned: every 2x of gain
+# makes the attention scores 4x larger, and a softmax of large scores turns the
+# f32 rounding of its inputs into a larger error of its outputs.
+SPEC_TOLERANCE = {
+    # Only gain 6 or more gives this spec varied greedy output (rope, geglu,
+    # grouped queries: 1 distinct token of 32 at gain <= 2, 6..15 at gain 4);
+    # at gain 8 the prompt rows measure 2.8e-5 and the decoding steps 3.0e-5
+    # (1.5e-4 at the worst of six seeds tried), at gain 1 4e-7.
+    "encdec-rope-unshared": 1e-4,
+}
+# A near-tie, relative to the same max|torch| as the tolerance: where every
+# logit of a step is within the tolerance of torch's, the executable's token
+# can trail torch's best by at most twice that; a larger margin is a wrong token.
+TIE = 2
 NEW_TOKENS = 32
+# The weights of a generating spec: `tmc init-weights` (seed offset, token
+# embedding scale, gain) candidates, tried in this order; the first whose greedy
+# output has at least half of its tokens distinct is used for every run of the
+# spec (the choice is printed). Default weights first; a tied head mostly
+# repeats the last token with them (the residual stream keeps the input's
+# embedding), which a smaller token table (the layers' outputs dominate) or a
+# larger gain undoes. Which works differs per spec; mild settings over a few
+# seeds come before larger gains, which cost accuracy (SPEC_TOLERANCE). Specs
+# that only run a prefill keep the default weights.
+WEIGHT_CANDIDATES = [(k, scale, gain)
+                     for scale, gain in ((1.0, 1.0), (0.1, 2.0), (0.1, 1.5), (0.01, 1.0),
+                                         (1.0, 4.0), (1.0, 8.0))
+                     for k in range(3)]
+# Specs that no candidate makes half distinct: their fixed weights (seed
+# offset, scale, gain), the fewest distinct tokens still required (fewer fails)
+# and why. Both are post-norm with a tied head and a relu ffn: the last norm's
+# output stays close to the input token's embedding, so greedy decoding
+# repeats a token a few times before it moves on. A wider search (30 seeds x
+# 5 or 6 settings, gains 0.25..64, scales 0.001..3) found at most 13 distinct
+# of 32 for transformer-base-scaled, and for dec-noncausal 17 once in 150
+# tries, at gains of 8 or more, which are ill-conditioned (2e-5 at gain 16).
+REPETITIVE = {
+    "transformer-base-scaled": ((1, 0.01, 1.0), 8,
+                                "post-norm, tied head, relu: greedy decoding repeats tokens "
+                                "(13 distinct of 32 with these weights, at most 13 found)"),
+    "dec-noncausal": ((2, 1.0, 4.0), 6,
+                      "post-norm, tied head, relu, no positions: greedy decoding repeats tokens "
+                      "(9 distinct of 32 with these weights; 13 at gain 8, with 6e-6 error)"),
+}
 # The explicit torch code against torch.nn's layers, both in float64.
 SELF_CONSISTENCY = 1e-9
 
@@ -130,43 +183,110 @@ def describe(inputs):
     return ", ".join(parts)
 
 
-def check_generation(model, config, inputs, generated, prefill_logits, failures):
-    """Teacher-forces torch with the executable's tokens; returns (equal, ties)."""
+def check_generation(spec, model, config, inputs, out, generated, prefill_logits, failures):
+    """The decoding steps: the executable's rows from the prompt's last one on
+    (one per generated token, and one more after the last) against torch
+    teacher-forced with the executable's tokens, value by value; then each
+    token against the argmax of its row. Returns a dict of the numbers."""
+    result = {"steps": len(generated), "equal": 0, "near_ties": [],
+              "decoding_max_relative_error": None}
     if len(generated) != inputs["max_new"]:
         failures.append(f"generated {len(generated)} tokens, asked for {inputs['max_new']}")
-        return 0, []
-    steps = model.generate_logits(inputs["tokens"], generated, source=inputs.get("source"),
-                                  source_length=inputs.get("source_length"),
-                                  segments=inputs.get("segments"))
+        return result
+    steps = torch.stack(model.generate_logits(inputs["tokens"], generated,
+                                              source=inputs.get("source"),
+                                              source_length=inputs.get("source_length"),
+                                              segments=inputs.get("segments")))
     # The cached torch decoder against its own prompt run (step 0) and, where
     # the mask only looks back, against recomputing the whole sequence.
     if relative_error(steps[0], prefill_logits[-1]) > SELF_CONSISTENCY:
         failures.append("torch: cached step 0 differs from the prompt run (harness bug)")
+    p = len(inputs["tokens"])
     if looks_back_only(config["decoder"]):
-        full, _ = model.forward(inputs["tokens"] + generated[:-1], source=inputs.get("source"),
+        full, _ = model.forward(inputs["tokens"] + generated, source=inputs.get("source"),
                                 source_length=inputs.get("source_length"),
                                 segments=inputs.get("segments"), use_nn=False)
-        p = len(inputs["tokens"])
-        err = relative_error(torch.stack(steps), full[p - 1:])
+        err = relative_error(steps, full[p - 1:])
         if err > SELF_CONSISTENCY:
             failures.append(f"torch: cached decoding differs from recomputation by {err:.3g} "
                             "(harness bug)")
-    equal, ties = 0, []
-    for s, (logits, token) in enumerate(zip(steps, generated)):
-        best = int(torch.argmax(logits))
+    rows = out[p - 1:]
+    if tuple(rows.shape) != tuple(steps.shape):
+        failures.append(f"decoding logits: {tuple(rows.shape)} rows from the prompt's last "
+                        f"on, torch {tuple(steps.shape)}")
+        return result
+    # The same metric as the prefill, over all the steps; the worst step is named.
+    scale = max(steps.abs().max().item(), 1e-6)
+    per_step = (rows - steps).abs().max(dim=1).values / scale
+    err, worst = per_step.max().item(), int(per_step.argmax())
+    result["decoding_max_relative_error"] = err
+    tolerance = SPEC_TOLERANCE.get(spec, TOLERANCE)
+    verdict = "ok" if err <= tolerance else "FAIL"
+    print(f"{spec}: decoding logits, {len(steps)} steps: max relative error "
+          f"{err:.3g} (at step {worst}) {verdict}")
+    if err > tolerance:
+        first = next(s for s, e in enumerate(per_step.tolist()) if e > tolerance)
+        failures.append(f"decoding logits: max relative error {err:.3g} > {tolerance} at step "
+                        f"{worst} (first over at step {first} of {len(steps)})")
+    for s, token in enumerate(generated):
+        # The executable's token is the argmax of its own row (an exact tie
+        # either way), so the rows are the ones it decoded with.
+        if rows[s, token] != rows[s].max():
+            failures.append(f"generation step {s}: executable chose {token}, its own logits' "
+                            f"argmax is {int(torch.argmax(rows[s]))}")
+            break
+        best = int(torch.argmax(steps[s]))
         if token == best:
-            equal += 1
+            result["equal"] += 1
             continue
-        margin = (logits[best] - logits[token]).item()
-        scale = logits.abs().max().item()
-        if margin <= TIE * scale:
-            ties.append(s)
-            equal += 1  # a near-tie: either token is a faithful argmax
+        margin = (steps[s, best] - steps[s, token]).item()
+        if margin <= TIE * tolerance * scale:
+            result["near_ties"].append(s)
+            result["equal"] += 1  # a near-tie: either token is a faithful argmax
             continue
         failures.append(f"generation step {s}: executable chose {token}, torch's argmax is "
                         f"{best} by a margin of {margin:.4g} (logit scale {scale:.4g})")
         break
-    return equal, ties
+    return result
+
+
+def make_weights(tmc, path, weights, setting):
+    seed, scale, gain = setting
+    run([tmc, "init-weights", path, "-o", weights, "--seed", str(seed),
+         "--token-embedding-scale", repr(scale), "--gain", repr(gain)], "tmc init-weights")
+
+
+def choose_weights(args, path, exe, weights, inputs):
+    """Writes the weights of a generating spec: the first candidate whose
+    greedy output on `inputs` has at least half of its tokens distinct, or the
+    fixed weights of a REPETITIVE spec. Returns (init-weights seed, scale,
+    gain), the distinct tokens and a note (None unless REPETITIVE); raises if
+    the output is too repetitive."""
+    scratch = os.path.join(args.work, "choose.npy")
+
+    def distinct_tokens(setting):
+        make_weights(args.tmc, path, weights, setting)
+        _, generated = execute(exe, weights, inputs, scratch)
+        return len(set(generated)) if len(generated) == inputs["max_new"] else 0
+
+    if args.spec in REPETITIVE:
+        (k, scale, gain), least, why = REPETITIVE[args.spec]
+        setting = (args.seed + k, scale, gain)
+        distinct = distinct_tokens(setting)
+        if distinct < least:
+            raise RuntimeError(f"greedy output too repetitive even for its exception: {distinct} "
+                               f"distinct of {inputs['max_new']}, at least {least} expected "
+                               f"({why})")
+        return setting, distinct, f"fewer than half distinct is allowed here: {why}"
+    best = 0
+    for k, scale, gain in WEIGHT_CANDIDATES:
+        setting = (args.seed + k, scale, gain)
+        distinct = distinct_tokens(setting)
+        if 2 * distinct >= inputs["max_new"]:
+            return setting, distinct, None
+        best = max(best, distinct)
+    raise RuntimeError(f"no weight candidate gives varied greedy output (at least half of "
+                       f"{inputs['max_new']} tokens distinct; at best {best})")
 
 
 def main():
@@ -183,21 +303,44 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     path = specs.write(args.spec, args.work)
     config = json.loads(run([args.tmc, "check", "--json", path], "tmc check"))["config"]
+    # The torch model is built from tmc's own reading of the spec; a wrong
+    # default or override would give both sides the same wrong model, so the
+    # config must first equal the one written by hand from the contract.
+    from expected_configs import diff_config
+    wrong = diff_config(args.spec, config)
+    if wrong:
+        raise RuntimeError("tmc check's config differs from tests/parity/expected_configs.py "
+                           "(written from docs/spec-language.md):\n" + "\n".join(wrong))
     exe = os.path.join(args.work, "model")
     weights = os.path.join(args.work, "weights.safetensors")
     start = time.monotonic()
     run([args.tmc, "compile", path, "--target", args.target, "-o", exe], "tmc compile")
     compile_s = time.monotonic() - start
-    run([args.tmc, "init-weights", path, "-o", weights, "--seed", str(args.seed)],
-        "tmc init-weights")
+    rng = random.Random(f"{args.spec}/{args.seed}")
+    runs = plan(config, rng)
+    decoding = [inputs for inputs in runs if inputs.get("max_new")]
+    weight_setting, distinct, note = (args.seed, 1.0, 1.0), None, None
+    if decoding:
+        # One set of weights for every run, the prefill ones included.
+        weight_setting, distinct, note = choose_weights(args, path, exe, weights, decoding[0])
+        print(f"{args.spec}: weights --seed {weight_setting[0]} --token-embedding-scale "
+              f"{weight_setting[1]} --gain {weight_setting[2]}: {distinct} of "
+              f"{decoding[0]['max_new']} greedy tokens distinct" + (f"; NOTE: {note}" if note else ""))
+    else:
+        make_weights(args.tmc, path, weights, weight_setting)
     tensors, _ = safetensors_io.load(weights)
     model = Model(config, tensors)
 
-    rng = random.Random(f"{args.spec}/{args.seed}")
     failures, errors, nn_used = [], [], False
     generation = None
-    for index, inputs in enumerate(plan(config, rng)):
+    tolerance = SPEC_TOLERANCE.get(args.spec, TOLERANCE)
+    if tolerance != TOLERANCE:
+        print(f"{args.spec}: NOTE: tolerance {tolerance}, not {TOLERANCE} (SPEC_TOLERANCE says why)")
+    for index, inputs in enumerate(runs):
         out, generated = execute(exe, weights, inputs, os.path.join(args.work, f"out{index}.npy"))
+        # With --max-new the output also has a row per generated token; the
+        # prompt's rows are the prefill, the rest check_generation's.
+        full_out, out = out, out[:len(inputs["tokens"])]
         ref, used_nn = model.forward(inputs["tokens"], segments=inputs.get("segments"),
                                      length=inputs.get("length"), source=inputs.get("source"),
                                      source_length=inputs.get("source_length"))
@@ -216,19 +359,26 @@ def main():
             continue
         err = relative_error(out, ref)
         errors.append(err)
-        verdict = "ok" if err <= TOLERANCE else "FAIL"
+        verdict = "ok" if err <= tolerance else "FAIL"
         print(f"{args.spec}: {describe(inputs)}: max relative error {err:.3g} "
               f"({'torch.nn layers' if used_nn else 'explicit torch'}) {verdict}")
-        if err > TOLERANCE:
-            failures.append(f"{describe(inputs)}: max relative error {err:.3g} > {TOLERANCE}")
+        if err > tolerance:
+            failures.append(f"{describe(inputs)}: max relative error {err:.3g} > {tolerance}")
         if inputs.get("max_new"):
-            equal, ties = check_generation(model, config, inputs, generated, ref, failures)
-            generation = {"steps": len(generated), "equal": equal, "near_ties": ties}
-            print(f"{args.spec}: greedy generation: {equal}/{len(generated)} steps equal"
-                  + (f", near-ties at steps {ties}" if ties else ""))
+            if full_out.shape[0] != len(inputs["tokens"]) + len(generated):
+                failures.append(f"{describe(inputs)}: {full_out.shape[0]} output rows for "
+                                f"{len(inputs['tokens'])} prompt and {len(generated)} "
+                                "generated tokens")
+                continue
+            generation = check_generation(args.spec, model, config, inputs, full_out, generated,
+                                          ref, failures)
+            generation.update(distinct=distinct, weights=weight_setting, note=note)
+            ties = generation["near_ties"]
+            print(f"{args.spec}: greedy generation: {generation['equal']}/{len(generated)} steps "
+                  "equal" + (f", near-ties at steps {ties}" if ties else ""))
 
     summary = {"spec": args.spec, "target": args.target, "max_relative_error": max(errors) if errors else None,
-               "generation": generation, "torch_nn_layers": nn_used,
+               "tolerance": tolerance, "generation": generation, "torch_nn_layers": nn_used,
                "compile_s": round(compile_s, 1), "ok": not failures}
     print("parity: " + json.dumps(summary))
     for failure in failures:

@@ -418,7 +418,9 @@ class Model:
         """Logits of each decoding step (a [vocab] tensor per step) when the
         decoder is fed `prompt` once and then `continuation` token by token,
         with a key/value cache per layer: step s predicts the token after
-        prompt + continuation[:s]."""
+        prompt + continuation[:s], for s = 0 .. len(continuation), so the last
+        step is the one after the last token (len(continuation) + 1 steps, as
+        the executable's --output rows from the prompt's last one on)."""
         memory, src_len = None, None
         if self.enc is not None:
             src_len = source_length or len(source)
@@ -434,6 +436,6 @@ class Model:
             return self.head(h[-1:], start + len(tokens), table)[0]
 
         steps = [step(prompt, 0)]
-        for s, token in enumerate(continuation[:-1]):
+        for s, token in enumerate(continuation):
             steps.append(step([token], len(prompt) + s))
         return steps
