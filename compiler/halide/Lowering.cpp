@@ -1,6 +1,7 @@
 //===- Lowering.cpp - Dispatch and shared helpers -------------------------===//
 
 #include "compiler/halide/Lowering.h"
+#include "compiler/halide/Trigonometry.h"
 
 #include <cmath>
 
@@ -60,12 +61,21 @@ Expr applyActivation(const Expr &x, const std::string &kind) {
   return x;
 }
 
-Expr sinusoid(const Expr &c, const Expr &t, int64_t d) {
+Expr sinusoid(const Expr &c, const Expr &t, int64_t d, bool gpu) {
   // The angle reaches max_seq radians: in f32 its rounding alone would cost
   // 1e-4 absolute at position 1000, so the encoding is computed in double.
-  Expr pair = cast<double>((c / 2) * 2);
-  Expr angle = cast<double>(t) / pow(Expr(10000.0), pair / Expr(static_cast<double>(d)));
-  return cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
+  if (gpu) { // device sin/cos/pow are the GPU's own, fast and vectorless
+    Expr pair = cast<double>((c / 2) * 2);
+    Expr angle = cast<double>(t) / pow(Expr(10000.0), pair / Expr(static_cast<double>(d)));
+    return cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
+  }
+  // On CPUs: the wavelengths are constants, sin/cos vector arithmetic.
+  std::vector<double> wavelength(static_cast<size_t>((d + 1) / 2));
+  for (size_t i = 0; i < wavelength.size(); ++i)
+    wavelength[i] = std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d));
+  Func wavelengths = constantTable(wavelength, "wavelength");
+  SinCos trig = vectorSinCos(cast<double>(t) / wavelengths(c / 2));
+  return cast<float>(select(c % 2 == 0, trig.sin, trig.cos));
 }
 
 namespace {

@@ -36,8 +36,9 @@ Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name);
 void constrainOutput(Halide::Func &output, const BufferShape &shape);
 /// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu".
 Halide::Expr applyActivation(const Halide::Expr &x, const std::string &kind);
-/// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double.
-Halide::Expr sinusoid(const Halide::Expr &c, const Halide::Expr &t, int64_t d);
+/// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double
+/// (on CPUs without a libm call: Trigonometry.h).
+Halide::Expr sinusoid(const Halide::Expr &c, const Halide::Expr &t, int64_t d, bool gpu);
 
 /// y = act(x W^T + b) taking the weight as stored ([N, K]); packs it into
 /// panels inside the pipeline on every call (kernelSignature(kernel)).
