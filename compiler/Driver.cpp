@@ -10,6 +10,7 @@
 
 #include "compiler/Driver.h"
 
+#include "compiler/BufferLimits.h"
 #include "compiler/Error.h"
 #include "compiler/ExecutorGen.h"
 #include "compiler/KernelPlan.h"
@@ -318,6 +319,10 @@ llvm::Error CompileJob::run() {
 llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
   const KernelPlan &plan = model.plan;
   const TargetInfo &target = *model.target;
+  // Halide would compile such a kernel anyway, for minutes, warning only
+  // that it must fail when it runs (BufferLimits.h).
+  if (std::optional<std::string> oversized = findOversizedBuffer(plan, &target))
+    return makeError(*oversized);
   // Stages: halide, stmt, asm.
   KernelBuildRequest request;
   request.compileObjects = options.emit > Stage::Halide || dumping();

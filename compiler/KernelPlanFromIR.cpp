@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -57,11 +58,11 @@ KernelDesc describe(tmk::KernelOp kernel) {
     desc.mask.causal = mask->getCausal();
     desc.mask.padding = mask->getPadding();
     desc.mask.decoder = mask->getDecoder();
-    desc.mask.window = mask->getWindow();
-    desc.mask.dilated = mask->getDilated();
+    desc.mask.window = mask->getWindow().value_or(0);
+    desc.mask.dilated = mask->getDilated().value_or(0);
     desc.mask.dilation = mask->getDilation();
     desc.mask.globals.assign(mask->getGlobals().begin(), mask->getGlobals().end());
-    desc.mask.randomPerRow = mask->getRandomPerRow();
+    desc.mask.randomPerRow = mask->getRandomPerRow().value_or(0);
     desc.mask.randomSeed = mask->getRandomSeed();
     desc.mask.maxSeq = mask->getMaxSeq();
     desc.hasLength = mask->getPadding();
@@ -97,12 +98,49 @@ std::string describeLocation(Location loc) {
   return name.empty() ? file : name + " @ " + file;
 }
 
+/// The manifest and its tensors' indices by name: every weight op looks its
+/// tensor up, and scanning the manifest for each made planning quadratic in
+/// the layers (a 4096-layer model has about 50000 tensors).
+struct ManifestLookup {
+  explicit ManifestLookup(const std::vector<TensorSpec> &manifest) : manifest(manifest) {
+    for (size_t i = 0; i < manifest.size(); ++i)
+      indexByName.try_emplace(manifest[i].name, static_cast<int64_t>(i));
+  }
+  const std::vector<TensorSpec> &manifest;
+  llvm::StringMap<int64_t> indexByName;
+};
+
+/// The manifest index of the tensor a weight op names, after checking that
+/// the op's type is the manifest's shape: the executable binds the file's
+/// tensor of that name, and reading it with another shape (an edited
+/// `ffn.down.weight : tensor<128x64xf32>` where the spec makes [64, 128])
+/// would run with wrong output, or past its end.
+FailureOr<int64_t> manifestIndex(Operation *op, StringRef name, ShapedType type,
+                                 const ManifestLookup &lookup) {
+  auto it = lookup.indexByName.find(name);
+  if (it == lookup.indexByName.end())
+    return op->emitOpError("names tensor '") << name << "', which is not in the model's manifest",
+           failure();
+  const TensorSpec &tensor = lookup.manifest[it->second];
+  if (type.hasStaticShape() && llvm::ArrayRef<int64_t>(tensor.shape) == type.getShape())
+    return it->second;
+  auto diag = op->emitOpError("has type ") << type << ", but the spec's manifest makes '" << name
+                                           << "' [";
+  llvm::interleaveComma(tensor.shape, diag);
+  diag << "]";
+  return failure();
+}
+
 /// Reads the calls of one function (@encode or @forward) into the plan.
 class FunctionPlanner {
 public:
   FunctionPlanner(KernelPlan &plan, std::map<std::string, size_t> &kernelByName,
-                  const std::map<std::string, int64_t> &weightIndex, bool explain)
-      : out(plan), kernelByName(kernelByName), weightIndex(weightIndex), explain(explain) {}
+                  const ManifestLookup &manifest, bool explain)
+      : out(plan), kernelByName(kernelByName), manifest(manifest), explain(explain) {
+    // @forward's planner reuses what @encode's stacked.
+    for (size_t i = 0; i < out.joined.size(); ++i)
+      joinedIndex.try_emplace({out.joined[i].parts, out.joined[i].shape}, i);
+  }
 
   /// Appends `func`'s calls with `phase`; `result` (may be null) is the value
   /// the executable returns. Returns the arena width tmk-plan-buffers gave it.
@@ -130,12 +168,11 @@ public:
 
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (auto weight = dyn_cast<tmk::WeightOp>(op)) {
-        auto it = weightIndex.find(weight.getName().str());
-        if (it == weightIndex.end())
-          return weight.emitOpError("names tensor '")
-                     << weight.getName() << "', which is not in the model's manifest",
-                 failure();
-        slots[weight.getResult()] = {Slot::Kind::Weight, it->second, 0};
+        FailureOr<int64_t> index = manifestIndex(weight, weight.getName(),
+                                                 weight.getResult().getType(), manifest);
+        if (failed(index))
+          return failure();
+        slots[weight.getResult()] = {Slot::Kind::Weight, *index, 0};
         continue;
       }
       if (auto concat = dyn_cast<tmk::ConcatOp>(op)) {
@@ -193,13 +230,10 @@ private:
         return concat.emitOpError("stacks a value that is not a weight of the manifest");
       joined.parts.push_back(slot.index);
     }
-    auto same = llvm::find_if(out.joined, [&](const JoinedWeight &j) {
-      return j.parts == joined.parts && j.shape == joined.shape;
-    });
-    int64_t index = same - out.joined.begin();
-    if (same == out.joined.end())
+    auto [same, inserted] = joinedIndex.try_emplace({joined.parts, joined.shape}, out.joined.size());
+    if (inserted)
       out.joined.push_back(joined);
-    slots[concat.getResult()] = {Slot::Kind::Joined, index, 0};
+    slots[concat.getResult()] = {Slot::Kind::Joined, static_cast<int64_t>(same->second), 0};
     return success();
   }
 
@@ -230,7 +264,8 @@ private:
   }
 
   void planAppend(tmk::CacheAppendOp append, KernelCall::Phase phase) {
-    CacheDesc cache{append.getName().str(), width(append.getResult()), append.getCapacity(),
+    CacheDesc cache{append.getName().str(), width(append.getResult()),
+                    static_cast<int64_t>(append.getCapacity()), // <= kMaxExtent (verifier)
                     out.cacheFloats};
     out.cacheFloats += cache.width * cache.capacity;
     Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
@@ -300,8 +335,11 @@ private:
 
   KernelPlan &out;
   std::map<std::string, size_t> &kernelByName;
-  const std::map<std::string, int64_t> &weightIndex;
+  const ManifestLookup &manifest;
   bool explain;
+  /// out.joined's indices by (parts, shape): a map, not a scan of out.joined
+  /// per concat, which was quadratic in the layers.
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, size_t> joinedIndex;
   llvm::DenseMap<Value, Slot> slots;
   llvm::DenseMap<Value, int64_t> rowCount; // BufferShape row code per value
   llvm::DenseMap<Value, size_t> callOf;    // the call (index in out.calls) that wrote a value
@@ -309,20 +347,46 @@ private:
 
 } // namespace
 
-FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string> &manifest,
+LogicalResult verifyWeights(ModuleOp module, const std::vector<TensorSpec> &tensors) {
+  ManifestLookup manifest(tensors);
+  WalkResult walk = module.walk([&](Operation *op) {
+    bool bad = false;
+    if (auto weight = dyn_cast<tm::WeightOp>(op))
+      bad = failed(manifestIndex(op, weight.getName(), weight.getResult().getType(), manifest));
+    else if (auto weight = dyn_cast<tmk::WeightOp>(op))
+      bad = failed(manifestIndex(op, weight.getName(), weight.getResult().getType(), manifest));
+    return bad ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult verifyCacheCapacities(ModuleOp module, int64_t maxSeq) {
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (!isa<tm::CacheAppendOp, tm::CacheReadOp, tmk::CacheAppendOp, tmk::CacheReadOp>(op))
+      return WalkResult::advance();
+    auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
+    if (capacity && capacity.getInt() == maxSeq)
+      return WalkResult::advance();
+    op->emitOpError("has capacity ")
+        << (capacity ? capacity.getInt() : 0) << "; the spec's max_seq is " << maxSeq
+        << ", the rows the executable may append";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<TensorSpec> &tensors,
                                   bool explain) {
+  ManifestLookup manifest(tensors);
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("no func.func @forward to compile"), failure();
-  std::map<std::string, int64_t> weightIndex;
-  for (size_t i = 0; i < manifest.size(); ++i)
-    weightIndex[manifest[i]] = static_cast<int64_t>(i);
 
   KernelPlan plan;
   std::map<std::string, size_t> kernelByName;
   std::map<std::string, size_t> caches;
   if (auto encode = module.lookupSymbol<func::FuncOp>("encode")) {
-    FunctionPlanner planner(plan, kernelByName, weightIndex, explain);
+    FunctionPlanner planner(plan, kernelByName, manifest, explain);
     FailureOr<int64_t> width = planner.planFunction(encode, KernelCall::Phase::Encode, Value());
     if (failed(width))
       return failure();
@@ -336,7 +400,7 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<std::string
   int64_t resultRows = cast<ShapedType>(result.getType()).getDimSize(0);
   plan.outputRows = ShapedType::isDynamic(resultRows) ? 0 : resultRows;
 
-  FunctionPlanner planner(plan, kernelByName, weightIndex, explain);
+  FunctionPlanner planner(plan, kernelByName, manifest, explain);
   planner.cacheByName = caches;
   FailureOr<int64_t> width = planner.planFunction(forward, KernelCall::Phase::Step, result);
   if (failed(width))

@@ -67,6 +67,14 @@ llvm::Error loadModule(PlannedModel &model, const std::string &path,
     return makeError(path + ": cannot load its spec '" + specPath +
                      "' (pass --spec MODEL.tm to name another)");
   model.loaded = &model.ownedSpec;
+  // Edited IR is held to its spec like the spec itself: a weight whose name
+  // or shape the manifest does not have, or a cache of other than max_seq
+  // rows, is an error at the op's spec line, before any pass runs (the
+  // executable would read the file's tensor with the wrong shape, or append
+  // past the cache).
+  if (mlir::failed(verifyWeights(*model.module, buildManifest(model.spec()))) ||
+      mlir::failed(verifyCacheCapacities(*model.module, model.spec().maxSeq)))
+    return makeDiagnosedError();
   return llvm::Error::success();
 }
 
@@ -148,9 +156,11 @@ llvm::Expected<bool> runStages(PlannedModel &model, const PipelineOptions &optio
     model.loaded = options.loaded;
   } else if (isIRInput(options.input)) {
     // The handler opens the spec files that locations name, so errors in
-    // the module still show the spec line they came from.
-    model.diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
-        *model.irSourceMgr, &context, llvm::errs());
+    // the module still show the spec line they came from. A quiet run
+    // (tests/fuzz/IRFuzzer.cpp) drops them, as for a spec.
+    if (!options.quiet)
+      model.diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+          *model.irSourceMgr, &context, llvm::errs());
     if (llvm::Error error = loadModule(model, options.input, options.spec))
       return std::move(error);
   } else {
@@ -189,10 +199,7 @@ llvm::Expected<bool> runStages(PlannedModel &model, const PipelineOptions &optio
       // The plan: the calls read from the tmk module, the manifest and the
       // model's description beside them.
       std::vector<TensorSpec> manifest = buildManifest(model.spec());
-      std::vector<std::string> names;
-      for (const TensorSpec &tensor : manifest)
-        names.push_back(tensor.name);
-      mlir::FailureOr<KernelPlan> plan = formKernels(*model.module, names, options.explain);
+      mlir::FailureOr<KernelPlan> plan = formKernels(*model.module, manifest, options.explain);
       if (mlir::failed(plan))
         return makeDiagnosedError();
       model.plan = std::move(*plan);

@@ -4,6 +4,7 @@
 
 #include "compiler/Error.h"
 #include "runtime/atomic_file.h"
+#include "runtime/memory.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -12,8 +13,11 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <sys/resource.h>
 
 namespace tmc {
 
@@ -133,6 +137,22 @@ llvm::Error renameInto(const std::string &temp, const std::string &path) {
   return llvm::Error::success();
 }
 
+/// A link stopped by the file-size limit (`ulimit -f`, which the linker
+/// inherits) as one line naming the output, not the linker's command line
+/// and messages; any other failure as it is.
+llvm::Error explainLinkFailure(llvm::Error error, const std::string &output) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return error;
+  std::string message = llvm::toString(std::move(error));
+  const char *tooLarge = std::strerror(EFBIG);
+  if (message.find(tooLarge) == std::string::npos)
+    return makeError(message);
+  return makeError("cannot write '" + output + "': " + tooLarge +
+                   " (the file-size limit, ulimit -f, is " +
+                   tmr::formatBytes(static_cast<uint64_t>(limit.rlim_cur)) + ")");
+}
+
 /// A sanitizer build's runtime archives are instrumented: what links them must
 /// link the sanitizer runtime too (empty in a normal build).
 void addSanitizeFlag(std::vector<std::string> *argv) {
@@ -171,7 +191,7 @@ llvm::Error linkExecutable(const std::vector<std::string> &objects, const std::s
                            "-lpthread", "-ldl", "-lm"});
   if (llvm::Error error = run(argv)) {
     llvm::sys::fs::remove(temp);
-    return error;
+    return explainLinkFailure(std::move(error), output);
   }
   return renameInto(temp, output);
 }
@@ -183,7 +203,7 @@ llvm::Error linkRelocatable(const std::vector<std::string> &objects, const std::
   argv.insert(argv.end(), objects.begin(), objects.end());
   if (llvm::Error error = run(argv)) {
     llvm::sys::fs::remove(temp);
-    return error;
+    return explainLinkFailure(std::move(error), output);
   }
   return renameInto(temp, output);
 }

@@ -84,23 +84,38 @@ llvm::Expected<TuningEntry> fromJson(const json &j) {
     *out = it->get<std::string>();
     return true;
   };
+  // A field that is there but wrong is said to be, with its value: "lacks
+  // 'best_ms'" for best_ms = -1 would send the reader looking for a key.
+  auto wrong = [&](const char *key, const json &value, const std::string &expected) {
+    std::string text = value.dump();
+    if (text.size() > 80)
+      text = text.substr(0, 80) + "...";
+    why = std::string("'") + key + "' is " + text + ", expected " + expected;
+    return false;
+  };
   auto num = [&](const char *key, double *out) {
     auto it = j.find(key);
-    if (it == j.end() || !it->is_number() || it->get<double>() < 0) {
+    if (it == j.end()) {
       why = std::string("the entry lacks '") + key + "' (a number >= 0)";
       return false;
     }
+    if (!it->is_number() || it->get<double>() < 0)
+      return wrong(key, *it, "a number >= 0");
     *out = it->get<double>();
     return true;
   };
   auto integer = [&](const char *key, int *out, int lo, int hi) {
     auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < lo ||
-        it->get<int64_t>() > hi) {
-      why = std::string("the entry lacks '") + key + "' (an integer in [" + std::to_string(lo) +
-            ", " + std::to_string(hi) + "])";
+    std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (it == j.end()) {
+      why = std::string("the entry lacks '") + key + "' (" + range + ")";
       return false;
     }
+    // The unsigned check first: get<int64_t> of a value past 2^63 would wrap.
+    if (!it->is_number_integer() ||
+        (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(hi)) ||
+        it->get<int64_t>() < lo || it->get<int64_t>() > hi)
+      return wrong(key, *it, range);
     *out = static_cast<int>(it->get<int64_t>());
     return true;
   };
@@ -252,6 +267,17 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
       continue;
     }
     const TuningEntry *&slot = best[{e.target, e.kernel}];
+    // tmc tune replaces a kernel's entry, so two usable ones come from files
+    // merged or edited by hand: say which is used rather than pick silently.
+    if (slot) {
+      const TuningEntry &used = e.bestMs < slot->bestMs ? e : *slot;
+      std::ostringstream ms;
+      ms << used.bestMs;
+      warnings->push_back("lines " + std::to_string(slot->line) + " and " +
+                          std::to_string(e.line) + ": two entries for kernel '" + e.kernel +
+                          "' (target " + e.target + "): using line " +
+                          std::to_string(used.line) + ", the faster (best_ms " + ms.str() + ")");
+    }
     if (!slot || e.bestMs < slot->bestMs)
       slot = &e;
   }

@@ -149,8 +149,10 @@ bool BpeTokenizer::loadEncoder(const std::string &path, std::string *error) {
   std::string contents;
   if (!detail::readWholeFile(path, &contents, error))
     return false;
-  nlohmann::json json = nlohmann::json::parse(contents, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object())
+  nlohmann::json json;
+  if (!detail::parseJson(path, contents, &json, error))
+    return false;
+  if (!json.is_object())
     return fail(error, path + ": expected a JSON object mapping tokens to ids");
   std::unordered_map<char32_t, unsigned char> unicodeToByte;
   std::array<char32_t, 256> table = byteToUnicode();

@@ -28,6 +28,7 @@
 #include "runtime/tokenizer.h"
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -118,10 +119,25 @@ int runMain(int argc, char **argv) {
     tokenizer = tmr::Tokenizer::open(options.tokenizer, &error);
     if (!tokenizer)
       return reportError(error);
+    // Every id the tokenizer can produce must be one of the model's.
     if (tokenizer->vocabSize() > desc->vocab)
-      return reportError("--tokenizer: its vocabulary (" + std::to_string(tokenizer->vocabSize()) +
-                         " tokens) is larger than the model's (" + std::to_string(desc->vocab) +
+      return reportError("--tokenizer " + options.tokenizer + ": its " +
+                         std::string(tokenizer->kind()) + " vocabulary has ids up to " +
+                         std::to_string(tokenizer->vocabSize() - 1) +
+                         ", but the model's vocabulary is [0, " + std::to_string(desc->vocab) +
                          ")");
+    // The other way, ids the model can produce must be the tokenizer's, or
+    // generated text cannot be printed. A GPT-2 BPE vocabulary may be smaller:
+    // decoders pad their embedding table (50257 ids to 50304) with ids never
+    // generated. A WordPiece vocab.txt is the model's table line for line, so
+    // fewer lines mean another model's vocabulary, found now rather than when
+    // a generated id has no text.
+    if (tokenizer->kind() == "wordpiece" && tokenizer->vocabSize() < desc->vocab)
+      return reportError("--tokenizer " + options.tokenizer + ": its WordPiece vocabulary has " +
+                         std::to_string(tokenizer->vocabSize()) + " tokens, but the model's has " +
+                         std::to_string(desc->vocab) + ": vocab.txt lists the model's vocabulary "
+                         "one token a line, so ids " + std::to_string(tokenizer->vocabSize()) +
+                         " to " + std::to_string(desc->vocab - 1) + " would have no text");
   }
   std::vector<int32_t> tokens;
   if (!options.prompt.empty()) {
@@ -160,11 +176,13 @@ int runMain(int argc, char **argv) {
   if (generation.maxNew > 0 && !generates)
     return usageError("--max-new: this model does not generate (it returns " +
                        std::string(desc->output_kind) + "); only a decoder with an LM head does");
-  if (numTokens + generation.maxNew > desc->max_seq)
-    return usageError("--max-new: " + std::to_string(generation.maxNew) +
-                       " new tokens after a " + std::to_string(numTokens) +
-                       "-token prompt exceed max_seq (" + std::to_string(desc->max_seq) +
-                       "); at most " + std::to_string(desc->max_seq - numTokens) + " fit");
+  if (int64_t room = desc->max_seq - numTokens; generation.maxNew > room)
+    return usageError(
+        "--max-new: " + options.maxNew + " is out of range [0, " + std::to_string(room) + "]: " +
+        (room == 0 ? "the " + std::to_string(numTokens) + "-token prompt already fills max_seq (" +
+                         std::to_string(desc->max_seq) + "), so no token can be generated"
+                   : "the prompt takes " + std::to_string(numTokens) + " of max_seq (" +
+                         std::to_string(desc->max_seq) + ") positions"));
 
   std::vector<int32_t> source;
   if (desc->encoder_decoder) {
@@ -273,6 +291,10 @@ int runMain(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Past the file-size limit (`ulimit -f`), --output's write would raise
+  // SIGXFSZ and kill the process, leaving its temporary file behind; ignored,
+  // the write fails with EFBIG and is reported, naming the file.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Allocation failure for a huge output, or anything else thrown, must still
   // end in a message rather than std::terminate.
   try {

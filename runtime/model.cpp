@@ -84,7 +84,9 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
   if (!checkReadable(path, error))
     return fail(TMR_ERROR_IO);
   std::unique_ptr<Model> model(new Model(desc));
-  model->file_ = SafetensorsFile::open(path, error);
+  // Guarded: runs read weights in place long after this, and a truncation
+  // of the file then must fail the run, not kill the process.
+  model->file_ = SafetensorsFile::open(path, error, /*guardTruncation=*/true);
   if (!model->file_)
     return fail(TMR_ERROR_BAD_WEIGHTS);
   if (!checkTensors(*model->file_, path, desc->tensors, desc->num_tensors, error))
@@ -125,6 +127,10 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
     if (desc->prepare(model->pointers_.data(), threads, &Model::weightDone, model.get(),
                       &model->prepared_, message, sizeof message) != 0) {
       message[sizeof message - 1] = '\0';
+      if (model->file_->lost()) {
+        *error = model->file_->lostMessage();
+        return fail(TMR_ERROR_IO);
+      }
       // A CUDA executable on a machine without a GPU: the weights are fine,
       // the machine is not; say only that.
       const char *cuda = std::strstr(message, "this executable was compiled for CUDA");
@@ -135,6 +141,12 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
       return fail(std::strstr(message, "out of memory") ? TMR_ERROR_OUT_OF_MEMORY
                                                          : TMR_ERROR_MODEL);
     }
+  }
+  // The file shrank while it was being widened or packed: what was read from
+  // there on were zeros (mapping_guard.h), not its weights.
+  if (model->file_->lost()) {
+    *error = model->file_->lostMessage();
+    return fail(TMR_ERROR_IO);
   }
   *status = TMR_OK;
   return model;

@@ -179,7 +179,7 @@ bool parseTokens(const std::string &text, const tmr_model_desc &desc, std::vecto
       return false;
     }
     if (outOfRange || token < 0 || token >= desc.vocab) {
-      *error = "--tokens: token " + (outOfRange ? item : std::to_string(token)) + " (position " +
+      *error = "--tokens: token " + item + " (position " +
                std::to_string(pos) + ") is out of range " + range;
       return false;
     }
@@ -271,16 +271,31 @@ bool parseBounded(const char *flag, const std::string &text, int64_t low, int64_
 }
 
 namespace {
-bool parseFloat(const char *flag, const std::string &text, float *value, std::string *error) {
+/// A float flag, range-checked as the number written (a double), so that the
+/// message echoes it as given: as a float, 1.0000001 reads back as "1" and
+/// 1e39 as "inf", which hides what is wrong. `range` is the interval low..high
+/// as the message shows it, open at low when `lowOpen`.
+bool parseFloat(const char *flag, const std::string &text, double low, bool lowOpen, double high,
+                const std::string &range, float *value, std::string *error) {
   char *end = nullptr;
   errno = 0;
   double parsed = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
-      !std::isfinite(parsed)) {
+  bool overflow = errno == ERANGE && std::isinf(parsed); // "1e400": a number, out of range
+  if (text.empty() || end != text.c_str() + text.size() ||
+      (!std::isfinite(parsed) && !overflow)) {
     *error = std::string(flag) + ": '" + text + "' is not a finite number";
     return false;
   }
+  if (overflow || parsed < low || (lowOpen && parsed == low) || parsed > high) {
+    *error = std::string(flag) + ": " + text + " is out of range " + range;
+    return false;
+  }
   *value = static_cast<float>(parsed);
+  // A positive value below the smallest float would become 0, which an open
+  // range excludes: keep it the least positive float. (A tiny temperature
+  // becoming 0, greedy, is its limit anyway.)
+  if (lowOpen && parsed > 0 && *value == 0)
+    *value = std::numeric_limits<float>::denorm_min();
   return true;
 }
 } // namespace
@@ -318,11 +333,13 @@ bool parseGeneration(const Options &options, const tmr_model_desc &desc,
     }
     generation->sampling.seed = static_cast<uint64_t>(seed);
   }
+  constexpr double kMaxFloat = std::numeric_limits<float>::max();
   if (!options.temperature.empty() &&
-      !parseFloat("--temperature", options.temperature, &generation->sampling.temperature, error))
+      !parseFloat("--temperature", options.temperature, 0, false, kMaxFloat,
+                  "[0, 3.4e38] (0 = greedy)", &generation->sampling.temperature, error))
     return false;
-  if (!options.topP.empty() &&
-      !parseFloat("--top-p", options.topP, &generation->sampling.topP, error))
+  if (!options.topP.empty() && !parseFloat("--top-p", options.topP, 0, true, 1, "(0, 1] (1 = off)",
+                                           &generation->sampling.topP, error))
     return false;
   std::string problem = validate(generation->sampling);
   if (!problem.empty()) {

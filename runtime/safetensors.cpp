@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/safetensors.h"
 
+#include "runtime/mapping_guard.h"
 #include "runtime/memory.h"
+#include "runtime/message_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,12 +46,8 @@ bool parseDtype(const std::string &text, tmr_dtype *dtype) {
   return false;
 }
 
-std::string inQuotes(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 2);
-  out.append(1, '\'').append(name).append(1, '\'');
-  return out;
-}
+/// A name from the header, quoted, escaped and cut short (message_text.h).
+std::string inQuotes(std::string_view name) { return quoted(name); }
 
 /// Reads a JSON integer into a uint64_t; false for any other JSON value or a
 /// negative number (which *negative then holds, for the message).
@@ -105,15 +103,23 @@ std::string formatShape(const std::vector<int64_t> &shape) {
 }
 
 SafetensorsFile::~SafetensorsFile() {
+  guard_.reset(); // before the range can be mapped again by someone else
   if (map_)
     ::munmap(map_, mapSize_);
 }
 
+bool SafetensorsFile::lost() const { return guard_ && guard_->lost(); }
+
+std::string SafetensorsFile::lostMessage() const { return guard_ ? guard_->lostMessage() : ""; }
+
 std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
-                                                       std::string *error) {
+                                                       std::string *error,
+                                                       bool guardTruncation) {
+  const SafetensorsFile *opened = nullptr;
   auto fail = [&](const std::string &message) {
+    // Read while the file shrank: the bytes were zeros, not the file's.
     if (error)
-      *error = path + ": " + message;
+      *error = opened && opened->lost() ? opened->lostMessage() : path + ": " + message;
     return nullptr;
   };
 
@@ -156,6 +162,9 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
   file->path_ = path;
   file->map_ = map;
   file->mapSize_ = fileSize;
+  if (guardTruncation)
+    file->guard_ = std::make_unique<MappingGuard>(map, fileSize, path, fileSize);
+  opened = file.get();
   const unsigned char *bytes = static_cast<const unsigned char *>(map);
 
   uint64_t headerSize = 0;
@@ -298,6 +307,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     }
     previous = i;
   }
+  if (file->lost())
+    return fail("");
   return file;
 }
 

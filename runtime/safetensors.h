@@ -22,6 +22,8 @@
 
 namespace tmr {
 
+class MappingGuard;
+
 /// "F32", "F16" or "BF16": the safetensors spelling of a dtype.
 const char *dtypeName(tmr_dtype dtype);
 /// Bytes per element of `dtype` (0 for a value outside the enum).
@@ -45,8 +47,12 @@ class SafetensorsFile {
 public:
   /// mmaps and validates `path`; nullptr + *error (naming the path) on any
   /// problem: truncated file, bad header, unsupported dtype, inconsistent or
-  /// overlapping data offsets.
-  static std::unique_ptr<SafetensorsFile> open(const std::string &path, std::string *error);
+  /// overlapping data offsets. With `guardTruncation`, a read of a page the
+  /// file lost to a later truncation returns zeros instead of raising SIGBUS
+  /// (mapping_guard.h), and whoever reads must check lost() afterwards;
+  /// without it, such a read ends the process.
+  static std::unique_ptr<SafetensorsFile> open(const std::string &path, std::string *error,
+                                               bool guardTruncation = false);
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile &) = delete;
   SafetensorsFile &operator=(const SafetensorsFile &) = delete;
@@ -56,6 +62,10 @@ public:
   /// All tensors, in the order of the file's header.
   const std::vector<TensorView> &tensors() const { return tensors_; }
   const std::string &path() const { return path_; }
+  /// Whether the file shrank under the mapping since it was opened, so that
+  /// reads from it returned zeros (mapping_guard.h); the message says so.
+  bool lost() const;
+  std::string lostMessage() const;
   /// Whether `data` lies in the file's mapping (not in an aligned copy), so
   /// that its pages may be dropped (madvise) and read back from the file.
   bool isMapped(const void *data) const {
@@ -74,6 +84,8 @@ private:
   std::map<std::string, size_t, std::less<>> byName_;
   /// Aligned copies of tensors whose bytes are misaligned in the file.
   std::vector<AlignedVector<unsigned char>> copies_;
+  /// Absorbs SIGBUS from the mapping if the file is truncated under it.
+  std::unique_ptr<MappingGuard> guard_;
 };
 
 /// Checks the file against the model's expected tensors: every expected tensor

@@ -2,6 +2,8 @@
 
 #include "runtime/session.h"
 
+#include "runtime/mapping_guard.h"
+
 #include <limits>
 
 namespace tmr {
@@ -36,6 +38,12 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.arena = arena.data();
   char message[1024] = {0};
   int status = desc.run(&args, message, sizeof message);
+  // Weights read in place from a file truncated during the run came back as
+  // zeros (mapping_guard.h): whatever the run computed from them is wrong.
+  if (std::string lost = lostWeightsError(*weightPointers); !lost.empty()) {
+    *error = std::move(lost);
+    return false;
+  }
   if (status != 0) {
     message[sizeof message - 1] = '\0';
     *error = message[0] ? message
@@ -47,6 +55,8 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
     cachedTokens += count;
   return true;
 }
+
+bool Session::weightsLost() const { return !lostWeightsError(*weightPointers).empty(); }
 
 void Session::copyStateFrom(const Session &other) {
   cache = other.cache;

@@ -28,6 +28,8 @@ public:
   /// aligned so that the kernels write it in place: an unaligned one would
   /// cost the model a buffer of its own and a copy per run (a prompt's
   /// logits are [tokens, vocab]: 26 MB for GPT-2 at 128 tokens).
+  /// Fails, naming the file, when the weights file shrank under the model
+  /// (weightsLost()).
   bool run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
            AlignedVector<float> *output, std::string *error);
 
@@ -46,6 +48,10 @@ public:
 
   /// Takes over `other`'s caches and position (same model).
   void copyStateFrom(const Session &other);
+
+  /// Whether a weights file that runs read in place was truncated under them
+  /// (mapping_guard.h): every run fails from then on.
+  bool weightsLost() const;
 
   int64_t cached() const { return cachedTokens; }
   const std::vector<const void *> &weights() const { return *weightPointers; }

@@ -34,6 +34,13 @@
  *    the number of classes.
  *  - One compiled model per program: the archive defines the model's kernels
  *    and the runtime under fixed names.
+ *  - The weights stay memory-mapped. If the file is truncated while a model
+ *    has it open, the runtime's SIGBUS handler (installed by the first
+ *    tmr_model_open) absorbs the faults, on any thread, and the run fails
+ *    with TMR_ERROR_IO; every later run of that model fails too. SIGBUS from
+ *    anywhere else goes to the handler the program had installed before. A
+ *    program that installs a SIGBUS handler after opening a model must chain
+ *    to the one it replaces.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TMR_H
@@ -56,7 +63,8 @@ typedef enum tmr_status {
                                      or length */
   TMR_ERROR_BAD_STATE = 3,        /* a call out of order (decode_step before prefill) */
   TMR_ERROR_UNSUPPORTED = 4,      /* the call does not apply to this kind of model */
-  TMR_ERROR_IO = 5,               /* the weight file cannot be opened, read or mapped */
+  TMR_ERROR_IO = 5,               /* the weight file cannot be opened, read or mapped, or it
+                                     was truncated while the model was reading it */
   TMR_ERROR_BAD_WEIGHTS = 6,      /* not a valid safetensors file, or not this model's weights:
                                      a missing, extra, mis-shaped or mis-typed tensor */
   TMR_ERROR_ABI = 7,              /* the compiled model was made for another runtime */

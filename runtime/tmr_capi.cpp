@@ -97,6 +97,12 @@ tmr_status checkCount(const char *what, const void *ids, int64_t count, int64_t 
                       int64_t maxSeq) {
   if (!ids)
     return fail(TMR_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+  // "so 1 to 0 fit" would hide that nothing can be added at all.
+  if (room == 0 && count >= 1)
+    return fail(TMR_ERROR_OUT_OF_RANGE,
+                "the cache is full: all max_seq (" + std::to_string(maxSeq) +
+                    ") positions hold tokens already, so no " + what +
+                    " fit (tmr_session_reset starts a new sequence)");
   if (count < 1 || count > room)
     return fail(TMR_ERROR_OUT_OF_RANGE,
                 std::to_string(count) + " " + what + ": " +
@@ -139,8 +145,9 @@ tmr_status runChecked(tmr_session *s, const int32_t *tokens, int64_t numTokens,
   s->segments = std::move(segments);
   std::string error;
   if (!s->session.run(s->tokens, s->segments, &s->output, &error))
-    return fail(error.find("out of memory") != std::string::npos ? TMR_ERROR_OUT_OF_MEMORY
-                                                                 : TMR_ERROR_MODEL,
+    return fail(s->session.weightsLost()                          ? TMR_ERROR_IO
+                : error.find("out of memory") != std::string::npos ? TMR_ERROR_OUT_OF_MEMORY
+                                                                   : TMR_ERROR_MODEL,
                 error);
   if (output) {
     size_t width = static_cast<size_t>(desc.output_width);

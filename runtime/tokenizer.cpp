@@ -19,6 +19,10 @@ namespace tmr {
 namespace detail {
 
 bool readWholeFile(const std::string &path, std::string *contents, std::string *error) {
+  // A directory opens as an empty stream: it would read as an empty file.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return fail(error, path + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail(error, "cannot open " + path + ": " + std::strerror(errno));
@@ -28,6 +32,34 @@ bool readWholeFile(const std::string &path, std::string *contents, std::string *
     return fail(error, "cannot read " + path);
   *contents = std::move(buffer).str();
   return true;
+}
+
+bool parseJson(const std::string &path, const std::string &contents, nlohmann::json *json,
+               std::string *error) {
+  try {
+    *json = nlohmann::json::parse(contents);
+    return true;
+  } catch (const nlohmann::json::parse_error &e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 2,
+    // column 7: CAUSE; last read: 'TEXT'; expected ...". The "last read"
+    // part is left out: it quotes the file's raw, possibly invalid, bytes.
+    std::string what = e.what(), where, cause = what;
+    const std::string at = "parse error at line ";
+    if (size_t start = what.find(at); start != std::string::npos) {
+      size_t comma = what.find(", column ", start), colon = what.find(": ", start);
+      if (comma != std::string::npos && colon != std::string::npos && comma < colon) {
+        where = what.substr(start + at.size(), comma - start - at.size()) + ":" +
+                what.substr(comma + 9, colon - comma - 9) + ": ";
+        cause = what.substr(colon + 2);
+      }
+    }
+    if (size_t last = cause.find("; last read: '"); last != std::string::npos) {
+      size_t expected = cause.find("'; expected ", last);
+      cause.erase(last, expected == std::string::npos ? std::string::npos : expected + 1 - last);
+    }
+    return fail(error, path + ":" + where + "not valid JSON: " + cause + " (byte offset " +
+                           std::to_string(e.byte > 0 ? e.byte - 1 : 0) + ")");
+  }
 }
 
 } // namespace detail
@@ -70,8 +102,10 @@ bool readWordPieceConfig(const std::string &path, WordPieceOptions *options, std
   std::string contents;
   if (!detail::readWholeFile(path, &contents, error))
     return false;
-  nlohmann::json config = nlohmann::json::parse(contents, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object())
+  nlohmann::json config;
+  if (!detail::parseJson(path, contents, &config, error))
+    return false;
+  if (!config.is_object())
     return fail(error, path + ": expected a JSON object");
   std::optional<bool> lowercase, splitCjk, cleanUp;
   if (!readBoolOption(config, "do_lower_case", path, &lowercase, error) ||

@@ -2,6 +2,8 @@
 
 #include "compiler/tools/Commands.h"
 
+#include "compiler/Error.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -21,7 +23,25 @@ bool parseOptions(int argc, char **argv, const char *overview) {
   cl::HideUnrelatedOptions(toolOptions);
   // With an error stream, llvm::cl reports a bad command line and returns
   // false instead of calling exit(1): tmc exits kExitUsage (2) instead.
-  return cl::ParseCommandLineOptions(argc, argv, overview, &errs());
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &errs()))
+    return false;
+  // llvm::cl (LLVM 19) lets a cl::opt be given twice and keeps the last
+  // value (it has no cl::NotMoreThanOnce): `-o a -o b` would write b only. A
+  // compiled model's executable refuses a repeated flag, and so does tmc:
+  // every option that takes a value (cl::list ones are ZeroOrMore and may
+  // repeat; a repeated boolean switch means the same thing twice).
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option &option = *entry.second;
+    cl::NumOccurrencesFlag occurs = option.getNumOccurrencesFlag();
+    if (option.getNumOccurrences() > 1 && (occurs == cl::Optional || occurs == cl::Required) &&
+        option.getValueExpectedFlag() == cl::ValueRequired) {
+      StringRef name = option.ArgStr;
+      reportError(makeUsageError((name.size() == 1 ? "-" : "--") + name +
+                                 " given more than once (each flag takes one value)"));
+      return false;
+    }
+  }
+  return true;
 }
 
 std::optional<LoadedSpec> load(const std::string &path) {

@@ -25,8 +25,9 @@ void releaseGlobalOptions(std::initializer_list<llvm::StringRef> names);
 /// outside its allowed set), as getopt and argparse programs do.
 constexpr int kExitUsage = 2;
 
-/// Parses a command's options; false (the problem printed) on a malformed line.
-bool parseOptions(int argc, char **argv, const char *overview);
+/// Parses a command's options; false (the problem printed) on a malformed
+/// line, which the command must end on with kExitUsage.
+[[nodiscard]] bool parseOptions(int argc, char **argv, const char *overview);
 
 /// Loads a spec for a command; prints diagnostics and returns nullopt on error.
 std::optional<LoadedSpec> load(const std::string &path);

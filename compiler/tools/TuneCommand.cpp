@@ -16,7 +16,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
 
@@ -64,9 +63,11 @@ int tuneCommand(int argc, char **argv) {
   cl::opt<int> tokens("tokens", cl::desc("Tokens of the prefill measurement (default 128, at "
                                          "most max_seq)"),
                       cl::init(128), cl::cat(toolOptions));
-  cl::opt<double> timeout("timeout", cl::desc("Seconds a candidate may run before it is killed "
-                                              "(default 20)"),
-                          cl::init(20), cl::cat(toolOptions));
+  // Text, not cl::opt<double>: a message then shows the value as given.
+  cl::opt<std::string> timeoutText("timeout",
+                                   cl::desc("Seconds a candidate may run before it is killed "
+                                            "(default 20)"),
+                                   cl::value_desc("S"), cl::init("20"), cl::cat(toolOptions));
   cl::opt<unsigned> seed("seed", cl::desc("Seed of the search (default 1)"), cl::init(1),
                          cl::cat(toolOptions));
   cl::opt<int> maxTrials("max-trials",
@@ -104,10 +105,13 @@ int tuneCommand(int argc, char **argv) {
   if (tokens < 1 || tokens > 65536)
     return reportError(makeUsageError("--tokens: " + Twine(tokens.getValue()) +
                                       " is out of range [1, 65536]"));
-  // {0:e}: the double as raw_ostream prints it (1.000000e+00).
+  double timeout = 0;
+  if (StringRef(timeoutText).trim().getAsDouble(timeout))
+    return reportError(makeUsageError("--timeout: '" + timeoutText + "' is not a number"));
+  // A negated range test, so that NaN is refused too.
   if (!(timeout >= 1 && timeout <= 3600))
-    return reportError(makeUsageError(
-        formatv("--timeout: {0:e} is out of range [1, 3600] seconds", timeout.getValue())));
+    return reportError(makeUsageError("--timeout: " + timeoutText +
+                                      " is out of range [1, 3600] seconds"));
   if (maxTrials < 0 || maxTrials > 1000000)
     return reportError(makeUsageError("--max-trials: " + Twine(maxTrials.getValue()) +
                                       " is out of range [0, 1000000]"));

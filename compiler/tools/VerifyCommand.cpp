@@ -97,16 +97,31 @@ std::map<ValueKey, std::string> fusedValues(mlir::ModuleOp module) {
   return fused;
 }
 
-/// Parses "1,2,3"; ids are range-checked by the executable and the reference.
-Expected<std::vector<int32_t>> parseIds(StringRef flag, StringRef text) {
+/// Parses "1,2,3" into ids in [0, vocab), 1 to maxSeq of them: a bad id is a
+/// mistake on the command line (exit 2, the flag and the range named, as the
+/// compiled executable says it), not a failure of the reference.
+Expected<std::vector<int32_t>> parseIds(StringRef flag, StringRef text, int64_t vocab,
+                                        int64_t maxSeq) {
   std::vector<int32_t> ids;
   SmallVector<StringRef> parts;
   text.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef part : parts) {
-    int32_t id;
-    if (part.trim().getAsInteger(10, id))
-      return makeUsageError("--" + flag + ": '" + part.trim() + "' is not an integer token id");
-    ids.push_back(id);
+  if (parts.empty() || static_cast<int64_t>(parts.size()) > maxSeq)
+    return makeUsageError("--" + flag + ": " + Twine(parts.size()) +
+                          " tokens given, this model accepts 1 to " + Twine(maxSeq));
+  for (auto [pos, part] : llvm::enumerate(parts)) {
+    StringRef item = part.trim();
+    bool negative = item.starts_with("-");
+    StringRef digits = item.drop_front(negative || item.starts_with("+") ? 1 : 0);
+    if (digits.empty() || !llvm::all_of(digits, llvm::isDigit))
+      return makeUsageError("--" + flag + ": '" + item + "' (position " + Twine(pos) +
+                            ") is not an integer token id");
+    // A number too large for 64 bits is out of range too, not "not an integer".
+    unsigned long long id;
+    if (digits.getAsInteger(10, id) || (negative && id != 0) ||
+        id >= static_cast<unsigned long long>(vocab))
+      return makeUsageError("--" + flag + ": token " + item + " (position " + Twine(pos) +
+                            ") is out of range [0, " + Twine(vocab) + ")");
+    ids.push_back(static_cast<int32_t>(id));
   }
   return ids;
 }
@@ -216,10 +231,12 @@ int verifyCommand(int argc, char **argv) {
   cl::opt<std::string> sourceText("source-tokens",
                                   cl::desc("Encoder-decoder: the source (default as --tokens)"),
                                   cl::value_desc("1,2,3"), cl::cat(toolOptions));
-  cl::opt<double> tolerance("tolerance",
-                            cl::desc("Largest allowed max|compiled - reference| / "
-                                     "max|reference| per value (default 1e-4)"),
-                            cl::init(1e-4), cl::cat(toolOptions));
+  // Text, not cl::opt<double>: a message then shows the value as given.
+  cl::opt<std::string> toleranceText("tolerance",
+                                     cl::desc("Largest allowed max|compiled - reference| / "
+                                              "max|reference| per value (default 1e-4)"),
+                                     cl::value_desc("T"), cl::init("1e-4"),
+                                     cl::cat(toolOptions));
   cl::opt<std::string> tuningDb("tuning-db",
                                 cl::desc("Compile with the schedules of a tmc tune database"),
                                 cl::value_desc("FILE"), cl::cat(toolOptions));
@@ -234,11 +251,17 @@ int verifyCommand(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
-  parseOptions(argc, argv,
-               "tmc verify: run the compiled kernels and the reference evaluator side by side\n"
-               "and name the first kernel whose output strays past the tolerance\n");
+  if (!parseOptions(argc, argv,
+                    "tmc verify: run the compiled kernels and the reference evaluator side by "
+                    "side\nand name the first kernel whose output strays past the tolerance\n"))
+    return kExitUsage;
+  double tolerance = 0;
+  if (StringRef(toleranceText).trim().getAsDouble(tolerance) || !std::isfinite(tolerance))
+    return reportError(makeUsageError("--tolerance: '" + toleranceText +
+                                      "' is not a finite number"));
   if (!(tolerance > 0))
-    return reportError(makeUsageError("--tolerance: must be > 0"));
+    return reportError(makeUsageError("--tolerance: " + toleranceText +
+                                      " is out of range: it must be a number > 0"));
   if (optLevel < '0' || optLevel > '3')
     return reportError(makeUsageError("-O" + Twine(optLevel.getValue()) +
                                       ": the optimization level must be 0 to 3"));
@@ -256,7 +279,7 @@ int verifyCommand(int argc, char **argv) {
   ref::Inputs inputs;
   inputs.tokens = defaultTokens(spec);
   if (!tokensText.empty()) {
-    Expected<std::vector<int32_t>> ids = parseIds("tokens", tokensText);
+    Expected<std::vector<int32_t>> ids = parseIds("tokens", tokensText, spec.vocab, spec.maxSeq);
     if (!ids)
       return reportError(ids.takeError());
     inputs.tokens = std::move(*ids);
@@ -264,7 +287,8 @@ int verifyCommand(int argc, char **argv) {
   if (spec.isEncoderDecoder()) {
     inputs.sourceTokens = inputs.tokens;
     if (!sourceText.empty()) {
-      Expected<std::vector<int32_t>> ids = parseIds("source-tokens", sourceText);
+      Expected<std::vector<int32_t>> ids =
+          parseIds("source-tokens", sourceText, spec.vocab, spec.maxSeq);
       if (!ids)
         return reportError(ids.takeError());
       inputs.sourceTokens = std::move(*ids);
@@ -387,7 +411,7 @@ int verifyCommand(int argc, char **argv) {
     outs() << ", " << missing.size() << " with no traced value";
   outs() << "; " << records.size() << " kernel calls traced\n"
          << "error = max |compiled - reference| / max |reference|, tolerance "
-         << format("%.1e", tolerance.getValue()) << "\n\n";
+         << format("%.1e", tolerance) << "\n\n";
   outs() << left_justify("value", 40) << left_justify("kernel", 44) << right_justify("max abs", 10)
          << right_justify("error", 10) << "\n";
   const Comparison *first = nullptr;

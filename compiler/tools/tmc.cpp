@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 
+#include <csignal>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -187,10 +188,29 @@ void printUsage(raw_ostream &os) {
     os << "  " << left_justify(command.name, 14) << command.summary << "\n";
 }
 
+/// The standard output's failed writes (--emit to a redirected stdout past a
+/// file-size limit, a full disk), as an error; raw_fd_ostream would otherwise
+/// report them only at exit, as "LLVM ERROR: IO failure on output stream".
+int checkStandardOutput(int status) {
+  outs().flush();
+  std::error_code error = outs().error();
+  if (!error)
+    return status;
+  outs().clear_error();
+  tmc::reportError(tmc::makeError("cannot write the standard output: " + error.message()));
+  return status ? status : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which
+  // kills the process (after LLVM's handler has printed a stack dump).
+  // Ignored, the write fails with EFBIG and the command reports the file it
+  // could not write, in one line. Set after InitLLVM, which installs its
+  // handler for the signal; the compiler and linker tmc runs inherit it.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     printUsage(errs());
     return kExitUsage;
@@ -210,7 +230,7 @@ int main(int argc, char **argv) {
     std::string program = std::string("tmc ") + command.name;
     std::vector<char *> args = {program.data()};
     args.insert(args.end(), argv + 2, argv + argc);
-    return command.run(static_cast<int>(args.size()), args.data());
+    return checkStandardOutput(command.run(static_cast<int>(args.size()), args.data()));
   }
   tmc::reportError(tmc::makeUsageError("unknown command '" + name + "'"));
   for (const Command &command : kCommands)

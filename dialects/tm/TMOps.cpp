@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace tmc::tm;
 
@@ -45,18 +47,62 @@ LogicalResult expectOneOf(Operation *op, StringRef attrName, StringRef value,
 
 const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
 
+/// heads, kv_heads and head_dim: 1..kMaxExtent each, and heads x head_dim
+/// (the width the op reads) no more than kMaxExtent either, so that neither
+/// the verifier's products nor Halide's int32 indices overflow.
+LogicalResult expectHeads(Operation *op, ArrayRef<std::pair<StringRef, int64_t>> counts,
+                          int64_t heads, int64_t headDim) {
+  for (auto [name, value] : counts)
+    if (value < 1 || value > kMaxExtent)
+      return op->emitOpError("needs ") << name << " in 1.." << kMaxExtent << ", found " << value;
+  if (heads > kMaxExtent / headDim)
+    return op->emitOpError("heads x head_dim (") << heads << " x " << headDim
+                                                 << ") is more than " << kMaxExtent;
+  return success();
+}
+
 } // namespace
+
+LogicalResult tmc::tm::expectPositiveFinite(Operation *op, StringRef name, double value) {
+  // NaN fails `value > 0`; an infinity would give NaN or inf in every output.
+  if (std::isfinite(value) && value > 0)
+    return success();
+  auto diag = op->emitOpError("needs ") << name << " > 0 and finite, found ";
+  // The diagnostic would print NaN as "nan" but an infinity as "INF".
+  if (std::isnan(value))
+    return diag << "nan";
+  if (std::isinf(value))
+    return diag << (value > 0 ? "inf" : "-inf");
+  return diag << value;
+}
+
+LogicalResult tmc::tm::verifyCache(Operation *op, StringRef name, int64_t capacity) {
+  if (name.empty() || capacity < 1)
+    return op->emitOpError("needs a cache name and a capacity > 0");
+  if (capacity > kMaxExtent)
+    return op->emitOpError("needs a capacity of at most ") << kMaxExtent << " rows, found "
+                                                           << capacity;
+  return success();
+}
+
+LogicalResult tmc::tm::verifyWeightShape(Operation *op, StringRef name, ShapedType type) {
+  if (name.empty())
+    return op->emitOpError("needs a non-empty tensor name");
+  if (!type.hasStaticShape())
+    return op->emitOpError("weight '") << name << "' must have a static shape";
+  for (auto [index, size] : llvm::enumerate(type.getShape()))
+    if (size < 1 || size > kMaxExtent)
+      return op->emitOpError("weight '")
+             << name << "' has size " << size << " in dimension " << index
+             << "; sizes are 1.." << kMaxExtent;
+  return success();
+}
 
 #define GET_OP_CLASSES
 #include "dialects/tm/TMOps.cpp.inc"
 
 LogicalResult WeightOp::verify() {
-  if (getName().empty())
-    return emitOpError("needs a non-empty tensor name");
-  auto type = cast<ShapedType>(getResult().getType());
-  if (!type.hasStaticShape())
-    return emitOpError("weight '") << getName() << "' must have a static shape";
-  return success();
+  return verifyWeightShape(*this, getName(), cast<ShapedType>(getResult().getType()));
 }
 
 LogicalResult tmc::tm::verifyStackedWeights(Operation *op, ValueRange inputs, Value result) {
@@ -78,6 +124,10 @@ LogicalResult tmc::tm::verifyStackedWeights(Operation *op, ValueRange inputs, Va
                                          << type.getDimSize(d);
     rows += inputType.getDimSize(0);
   }
+  for (auto [index, size] : llvm::enumerate(type.getShape()))
+    if (size < 1 || size > kMaxExtent)
+      return op->emitOpError("result has size ") << size << " in dimension " << index
+                                                 << "; sizes are 1.." << kMaxExtent;
   if (rows != type.getDimSize(0))
     return op->emitOpError("result has ") << type.getDimSize(0)
                                           << " rows; the inputs stack to " << rows;
@@ -112,7 +162,8 @@ LogicalResult EmbedOp::verify() {
   int64_t width = dim(getTable(), 1);
   if (failed(expectDim(*this, getResult(), 1, width, "result")) ||
       failed(expectOneOf(*this, "position", getPosition(),
-                         {"none", "sinusoidal", "learned"})))
+                         {"none", "sinusoidal", "learned"})) ||
+      failed(expectPositiveFinite(*this, "scale", getScale().convertToDouble())))
     return failure();
   bool learned = getPosition() == "learned";
   if (learned != static_cast<bool>(getPositions()))
@@ -159,11 +210,15 @@ LogicalResult LinearOp::verify() {
 
 LogicalResult AttentionOp::verify() {
   int64_t heads = getHeads(), kvHeads = getKvHeads(), headDim = getHeadDim();
-  if (heads <= 0 || kvHeads <= 0 || headDim <= 0)
-    return emitOpError("needs positive heads, kv_heads and head_dim");
+  if (failed(expectHeads(*this, {{"heads", heads}, {"kv_heads", kvHeads}, {"head_dim", headDim}},
+                         heads, headDim)))
+    return failure();
   if (heads % kvHeads != 0)
     return emitOpError("kv_heads (") << kvHeads << ") must divide heads ("
                                      << heads << ")";
+  if (failed(expectPositiveFinite(*this, "scale", getScale().convertToDouble())) ||
+      failed(verifyMask([&] { return emitOpError(); }, getMask())))
+    return failure();
   if (getMask().getPadding() != static_cast<bool>(getLength()))
     return emitOpError("takes a length operand exactly when its mask has padding");
   if (failed(expectDim(*this, getQuery(), 1, heads * headDim, "query")) ||
@@ -192,9 +247,7 @@ LogicalResult verifyNormParams(Operation *op, Value input, Value weight, Value b
     return op->emitOpError("kind = \"layernorm\" needs a bias operand");
   if (kind == "rmsnorm" && bias)
     return op->emitOpError("kind = \"rmsnorm\" takes no bias operand");
-  if (!(eps > 0))
-    return op->emitOpError("needs eps > 0");
-  return success();
+  return expectPositiveFinite(op, "eps", eps);
 }
 } // namespace
 
@@ -212,10 +265,13 @@ LogicalResult AddNormOp::verify() {
 
 LogicalResult RopeOp::verify() {
   int64_t heads = getHeads(), headDim = getHeadDim();
-  if (heads <= 0 || headDim <= 0 || headDim % 2 != 0)
-    return emitOpError("needs heads > 0 and an even head_dim > 0");
-  if (!(getTheta().convertToDouble() > 0))
-    return emitOpError("needs theta > 0");
+  if (failed(expectHeads(*this, {{"heads", heads}, {"head_dim", headDim}}, heads, headDim)))
+    return failure();
+  if (headDim % 2 != 0)
+    return emitOpError("needs heads > 0 and an even head_dim > 0, found head_dim = ")
+           << headDim;
+  if (failed(expectPositiveFinite(*this, "theta", getTheta().convertToDouble())))
+    return failure();
   return expectDim(*this, getInput(), 1, heads * headDim, "input");
 }
 
@@ -241,6 +297,10 @@ LogicalResult PoolOp::verify() {
     return failure();
   return success();
 }
+
+LogicalResult CacheAppendOp::verify() { return verifyCache(*this, getName(), getCapacity()); }
+
+LogicalResult CacheReadOp::verify() { return verifyCache(*this, getName(), getCapacity()); }
 
 std::string tmc::tm::originName(Location loc) {
   std::string name;

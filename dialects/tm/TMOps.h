@@ -30,4 +30,14 @@ mlir::LogicalResult verifyStackedWeights(mlir::Operation *op, mlir::ValueRange i
 /// to the input's, every part with the input's rows.
 mlir::LogicalResult verifyColumnSplit(mlir::Operation *op, mlir::Value input,
                                       mlir::ValueRange parts);
+/// Names the weight and gives it a static shape of sizes 1..kMaxExtent
+/// (tm.weight and tmk.weight).
+mlir::LogicalResult verifyWeightShape(mlir::Operation *op, llvm::StringRef name,
+                                      mlir::ShapedType type);
+/// A scale, eps or theta: finite and > 0, as every spec gives them.
+mlir::LogicalResult expectPositiveFinite(mlir::Operation *op, llvm::StringRef name,
+                                         double value);
+/// A cache's name and capacity (tm and tmk cache ops): a capacity of
+/// 1..kMaxExtent rows.
+mlir::LogicalResult verifyCache(mlir::Operation *op, llvm::StringRef name, int64_t capacity);
 } // namespace tmc::tm

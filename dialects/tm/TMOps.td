@@ -306,6 +306,7 @@ def TM_CacheAppendOp : TM_Op<"cache_append",
   let assemblyFormat = [{
     $input `at` $offset attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
@@ -323,6 +324,7 @@ def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
   let arguments = (ins StrAttr:$name, I64Attr:$capacity);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def TM_SeqProjectOp : TM_Op<"seq_project", [TM_InfersShape, Pure]> {

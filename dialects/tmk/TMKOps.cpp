@@ -93,10 +93,24 @@ LogicalResult KernelOp::verify() {
       return emitOpError("of kind ") << stringifyKernelKind(getKind()) << " takes no '"
                                      << name << "'";
   }
+  // Every size is a Halide int32 index or extent: 1..kMaxExtent, so that
+  // heads x head_dim below cannot overflow either.
   for (StringRef name : {"width", "in_width", "table_rows", "position_rows", "heads",
                          "kv_heads", "head_dim"})
-    if (auto value = (*this)->getAttrOfType<IntegerAttr>(name); value && value.getInt() <= 0)
-      return emitOpError("needs ") << name << " > 0, found " << value.getInt();
+    if (auto value = (*this)->getAttrOfType<IntegerAttr>(name)) {
+      if (value.getInt() <= 0)
+        return emitOpError("needs ") << name << " > 0, found " << value.getInt();
+      if (value.getInt() > tmc::tm::kMaxExtent)
+        return emitOpError("needs ") << name << " <= " << tmc::tm::kMaxExtent
+                                     << " (a Halide index), found " << value.getInt();
+    }
+  for (StringRef name : {"scale", "eps", "theta"})
+    if (auto value = (*this)->getAttrOfType<FloatAttr>(name);
+        value && failed(tmc::tm::expectPositiveFinite(*this, name, value.getValueAsDouble())))
+      return failure();
+  if (std::optional<tmc::tm::MaskAttr> mask = getMask())
+    if (failed(tmc::tm::verifyMask([&] { return emitOpError(); }, *mask)))
+      return failure();
 
   static const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
   if (failed(expectOneOf(*this, "activation", getActivation(),
@@ -122,6 +136,8 @@ LogicalResult KernelOp::verify() {
                                        << *getHeads() << ")";
     [[fallthrough]];
   case KernelKind::rope:
+    if (getKind() == KernelKind::rope && *getHeadDim() % 2 != 0)
+      return emitOpError("needs an even head_dim, found ") << *getHeadDim();
     if (*getHeads() * *getHeadDim() != getWidth())
       return emitOpError("width ") << getWidth() << " is not heads x head_dim ("
                                    << *getHeads() << " x " << *getHeadDim() << ")";
@@ -130,8 +146,6 @@ LogicalResult KernelOp::verify() {
   case KernelKind::add_norm:
     if (failed(expectOneOf(*this, "variant", getVariant(), {"layernorm", "rmsnorm"})))
       return failure();
-    if (getEps()->convertToDouble() <= 0)
-      return emitOpError("needs eps > 0");
     break;
   case KernelKind::pool:
     return expectOneOf(*this, "variant", getVariant(), {"first", "mean"});
@@ -207,9 +221,7 @@ DictionaryAttr KernelOp::getSignatureAttrs() {
 }
 
 LogicalResult WeightOp::verify() {
-  if (getName().empty())
-    return emitOpError("needs a non-empty tensor name");
-  return success();
+  return tmc::tm::verifyWeightShape(*this, getName(), getResult().getType());
 }
 
 KernelOp CallOp::getKernelOp() {
@@ -227,6 +239,42 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!ShapedType::isDynamic(width) && width != static_cast<int64_t>(kernel.getWidth()))
     return emitOpError("result has width ") << width << "; kernel @" << getKernel()
                                             << " writes " << kernel.getWidth();
+  // Table sizes are baked into the kernel (an embedding clamps token ids to
+  // table_rows - 1): a table of another size would be read wrongly or past
+  // its end.
+  auto expectTable = [&](unsigned arg, unsigned dim, std::optional<uint64_t> size,
+                         StringRef attr) -> LogicalResult {
+    int64_t actual = dimOf(getArgs()[arg].getType(), dim);
+    if (!size || ShapedType::isDynamic(actual) || actual == static_cast<int64_t>(*size))
+      return success();
+    return emitOpError("argument ") << arg << " has size " << actual << " in dimension " << dim
+                                    << "; kernel @" << getKernel() << " has " << attr << " = "
+                                    << *size;
+  };
+  switch (kernel.getKind()) {
+  case KernelKind::embed:
+    if (failed(expectTable(2, 0, kernel.getTableRows(), "table_rows")) ||
+        (kernel.getPositionRows() &&
+         failed(expectTable(3, 0, kernel.getPositionRows(), "position_rows"))))
+      return failure();
+    break;
+  case KernelKind::positions:
+    if (kernel.getPositionRows() &&
+        failed(expectTable(2, 0, kernel.getPositionRows(), "position_rows")))
+      return failure();
+    break;
+  case KernelKind::segments:
+    if (failed(expectTable(2, 0, kernel.getPositionRows(), "position_rows")))
+      return failure();
+    break;
+  case KernelKind::seq_project:
+    if (failed(expectTable(1, 0, kernel.getTableRows(), "table_rows")) ||
+        failed(expectTable(1, 1, kernel.getPositionRows(), "position_rows")))
+      return failure();
+    break;
+  default:
+    break;
+  }
   if (kernel.getKind() == KernelKind::linear) {
     int64_t in = dimOf(getArgs()[0].getType(), 1);
     if (!ShapedType::isDynamic(in) && in != static_cast<int64_t>(*kernel.getInWidth()))
@@ -237,9 +285,7 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult CacheAppendOp::verify() {
-  if (getName().empty() || getCapacity() <= 0)
-    return emitOpError("needs a cache name and a capacity > 0");
-  return success();
+  return tmc::tm::verifyCache(*this, getName(), getCapacity());
 }
 
 LogicalResult ConcatOp::verify() {
@@ -249,7 +295,5 @@ LogicalResult ConcatOp::verify() {
 LogicalResult SplitOp::verify() { return tmc::tm::verifyColumnSplit(*this, getInput(), getResults()); }
 
 LogicalResult CacheReadOp::verify() {
-  if (getName().empty() || getCapacity() <= 0)
-    return emitOpError("needs a cache name and a capacity > 0");
-  return success();
+  return tmc::tm::verifyCache(*this, getName(), getCapacity());
 }

@@ -22,6 +22,8 @@ here = os.path.dirname(__file__)
 python = sys.executable
 config.substitutions.append(("%expect", python + " " + os.path.join(here, "expect.py")))
 config.substitutions.append(("%mkweights", python + " " + os.path.join(here, "make_weights.py")))
+config.substitutions.append(("%mktokenizer", python + " " + os.path.join(here, "make_tokenizer.py")))
+config.substitutions.append(("%toydecoder", os.path.join(config.tmc_tools_dir, "runtime_toy_decoder")))
 config.substitutions.append(("%toy", os.path.join(config.tmc_tools_dir, "runtime_toy_model")))
 config.substitutions.append(("%tmc", os.path.join(config.tmc_tools_dir, "tmc")))
 config.substitutions.append(("%examples", os.path.join(config.tmc_src_root, "examples")))

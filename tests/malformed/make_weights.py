@@ -31,10 +31,10 @@ def layout(tensors):
     return header, data
 
 
-def assemble(header, data, header_text=None):
+def assemble(header, data, header_text=None, data_alignment=8):
     text = header_text if header_text is not None else json.dumps(header)
     text = text if isinstance(text, bytes) else text.encode()
-    text += b" " * (-len(text) % 8)  # tmc's writer pads the header to 8 bytes too
+    text += b" " * (-(8 + len(text)) % data_alignment)  # tmc's writer pads the header too
     return struct.pack("<Q", len(text)) + text + data
 
 
@@ -46,6 +46,11 @@ def make(case):
     header, data = layout(valid_tensors())
     if case == "valid":
         return assemble(header, data)
+    if case == "aligned":
+        # The data section 128-byte aligned (TMR_BUFFER_ALIGNMENT), as tmc
+        # writes it: embed.tokens is then read in place from the mapping
+        # (out.bias, at offset 120, from an aligned copy).
+        return assemble(header, data, data_alignment=128)
     if case == "empty":
         return b""
     if case == "short":
@@ -112,6 +117,16 @@ def make(case):
         text = json.dumps(header)
         text = text[:-1] + ', "out.bias": ' + json.dumps(header["out.bias"]) + "}"
         return assemble(None, data, text)
+    if case == "decoder":  # for the decoder variant: embed.tokens [10, 10], out.bias [10]
+        header, data = layout([("embed.tokens", "F32", [10, 10], f32([float(i) for i in range(100)])),
+                               ("out.bias", "F32", [10], f32([0.0] * 10))])
+        return assemble(header, data)
+    if case == "nul-in-name":  # reads as out.bias where a NUL ends the name
+        header["out.bias\0x"] = header.pop("out.bias")
+        return assemble(header, data)
+    if case == "huge-name":  # an extra tensor named by 10 MiB of 'x'
+        header, data = layout(valid_tensors() + [("x" * (10 << 20), "F32", [1], f32([1]))])
+        return assemble(header, data)
     if case == "nan":
         embed = list(EMBED)
         embed[4 * 3 + 1] = math.nan  # element [4, 1]

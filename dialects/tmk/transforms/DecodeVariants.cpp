@@ -26,6 +26,10 @@ using namespace tmc;
 
 namespace {
 
+// `tm::` would also find C's struct ::tm through `using namespace tmc`, which
+// clang (it builds tests/fuzz) reports as ambiguous.
+namespace tm = tmc::tm;
+
 /// True when `func` attends over keys appended to a cache by this same run.
 bool decodes(func::FuncOp func) {
   auto result = func.walk([](tmk::CallOp call) {

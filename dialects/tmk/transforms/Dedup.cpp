@@ -25,6 +25,10 @@ using namespace tmc;
 
 namespace {
 
+// `tm::` would also find C's struct ::tm through `using namespace tmc`, which
+// clang (it builds tests/fuzz) reports as ambiguous.
+namespace tm = tmc::tm;
+
 struct Dedup : tmc::tmk::impl::TMKDedupBase<Dedup> {
   using TMKDedupBase::TMKDedupBase;
 

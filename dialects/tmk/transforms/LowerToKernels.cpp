@@ -25,6 +25,10 @@ using namespace tmc;
 
 namespace {
 
+// `tm::` would also find C's struct ::tm through `using namespace tmc`, which
+// clang (it builds tests/fuzz) reports as ambiguous.
+namespace tm = tmc::tm;
+
 int64_t width(Value value) { return cast<ShapedType>(value.getType()).getDimSize(1); }
 
 int64_t rows(Value value) { return cast<ShapedType>(value.getType()).getDimSize(0); }

@@ -128,8 +128,10 @@ private:
         continue;
       // Every other operand that reads the same buffer must be overwritable
       // too (a GEMM reading x as input and residual reads it row-wide).
+      // (A copy: clang before 16 cannot capture a structured binding.)
+      Value input = arg;
       bool safe = llvm::all_of(llvm::enumerate(call.getArgs()), [&](auto other) {
-        return other.value() != arg || kernel.mayOverwriteInput(other.index());
+        return other.value() != input || kernel.mayOverwriteInput(other.index());
       });
       if (safe)
         return arg;

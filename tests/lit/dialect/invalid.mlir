@@ -244,3 +244,178 @@ func.func @split_rows(%x: tensor<4x12xf32>) -> tensor<3x8xf32> {
   %a, %b = tm.split %x : tensor<4x12xf32> -> tensor<3x8xf32>, tensor<4x4xf32>
   return %a : tensor<3x8xf32>
 }
+
+// -----
+// Edited IR is verified like a spec (#20): every value the spec bounds is
+// bounded here too, so a hand-edited module fails at the op's spec line
+// rather than with wrong output or inside Halide.
+
+func.func @attention_scale_nan(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op needs scale > 0 and finite, found nan}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0x7FF8000000000000 : f64, mask = #tm.mask<>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @attention_scale_zero(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op needs scale > 0 and finite, found 0}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.0 : f64, mask = #tm.mask<>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embed_scale_inf(%t: tensor<?xi32>, %o: i32) -> tensor<?x8xf32> {
+  %table = tm.weight "embed.tokens" : tensor<10x8xf32>
+  // expected-error @+1 {{'tm.embed' op needs scale > 0 and finite, found inf}}
+  %x = tm.embed %t at %o, %table {position = "none", scale = 0x7FF0000000000000 : f64} : (tensor<?xi32>, i32, tensor<10x8xf32>) -> tensor<?x8xf32>
+  return %x : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_window_zero(%q: tensor<?x8xf32>, %len: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask window must be in 1..2147483647, found 0 (a mask without the term leaves it out)}}
+  %a = tm.attention %q, %q, %q length %len {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<padding = true, window = 0>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_window_past_max_seq(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask window must be in 1..16, found 32}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<window = 32, globals = [0], max_seq = 16>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_dilated_zero(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask dilated window must be in 1..2147483647, found 0}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<dilated = 0>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_dilation_alone(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask dilation 2 needs a dilated window (dilated = N)}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<window = 4, dilation = 2>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_random_zero(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask random_per_row must be in 1..64, found 0 (a mask without random keys leaves it out)}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<random_per_row = 0, max_seq = 64>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_random_too_many(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask random_per_row must be in 1..4096, found 5000}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<random_per_row = 5000, max_seq = 8192>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mask_seed_alone(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op mask random_seed needs random keys (random_per_row = N)}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<random_seed = 7>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @heads_zero(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op needs head_dim in 1..2147483647, found 0}}
+  %a = tm.attention %q, %q, %q {heads = 2 : i64, kv_heads = 2 : i64, head_dim = 0 : i64, scale = 0.5 : f64, mask = #tm.mask<>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+// heads x head_dim would wrap around to 0 in int64.
+func.func @heads_overflow(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op needs heads in 1..2147483647, found 4294967296}}
+  %a = tm.attention %q, %q, %q {heads = 4294967296 : i64, kv_heads = 1 : i64, head_dim = 4294967296 : i64, scale = 0.5 : f64, mask = #tm.mask<>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @heads_product(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.attention' op heads x head_dim (65536 x 65536) is more than 2147483647}}
+  %a = tm.attention %q, %q, %q {heads = 65536 : i64, kv_heads = 1 : i64, head_dim = 65536 : i64, scale = 0.5 : f64, mask = #tm.mask<>} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rope_theta_inf(%x: tensor<?x8xf32>, %o: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.rope' op needs theta > 0 and finite, found inf}}
+  %y = tm.rope %x at %o {heads = 2 : i64, head_dim = 4 : i64, theta = 0x7FF0000000000000 : f64} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rope_heads_negative(%x: tensor<?x8xf32>, %o: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.rope' op needs heads in 1..2147483647, found -2}}
+  %y = tm.rope %x at %o {heads = -2 : i64, head_dim = -4 : i64, theta = 1.0e4 : f64} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @norm_eps_nan(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{'tm.norm' op needs eps > 0 and finite, found nan}}
+  %y = tm.norm %x, %w {eps = 0x7FF8000000000000 : f64, kind = "rmsnorm"} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @add_norm_eps_inf(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = tm.weight "w" : tensor<8xf32>
+  // expected-error @+1 {{'tm.add_norm' op needs eps > 0 and finite, found inf}}
+  %y = tm.add_norm %x, %x, %w {eps = 0x7FF0000000000000 : f64, kind = "rmsnorm"} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_rows_past_index() -> tensor<2147483648x8xf32> {
+  // expected-error @+1 {{'tm.weight' op weight 'embed.tokens' has size 2147483648 in dimension 0; sizes are 1..2147483647}}
+  %w = tm.weight "embed.tokens" : tensor<2147483648x8xf32>
+  return %w : tensor<2147483648x8xf32>
+}
+
+// -----
+
+func.func @weight_empty() -> tensor<0x8xf32> {
+  // expected-error @+1 {{'tm.weight' op weight 'w' has size 0 in dimension 0; sizes are 1..2147483647}}
+  %w = tm.weight "w" : tensor<0x8xf32>
+  return %w : tensor<0x8xf32>
+}
+
+// -----
+
+func.func @cache_capacity(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.cache_append' op needs a cache name and a capacity > 0}}
+  %k = tm.cache_append %x at %offset {capacity = 0 : i64, name = "k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @cache_read_capacity() -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.cache_read' op needs a capacity of at most 2147483647 rows, found 4294967296}}
+  %k = tm.cache_read {capacity = 4294967296 : i64, name = "k"} : tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}

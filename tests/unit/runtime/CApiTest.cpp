@@ -334,6 +334,10 @@ TEST_F(CApi, DecoderPrefillThenDecodeEqualsFullRecompute) {
   // max_seq is 6: one more token fits, two do not.
   EXPECT_EQ(tmr_prefill(session_, sequence, 2, TMR_ROWS_ALL, out, 6), TMR_ERROR_OUT_OF_RANGE);
   EXPECT_THAT(lastError(), HasSubstr("5 tokens are already cached and max_seq is 6"));
+  // A step on a full cache says so (it said "so 1 to 0 fit").
+  ASSERT_EQ(tmr_decode_step(session_, 3, out, 3), TMR_OK) << lastError();
+  EXPECT_EQ(tmr_decode_step(session_, 1, out, 3), TMR_ERROR_OUT_OF_RANGE);
+  EXPECT_THAT(lastError(), HasSubstr("the cache is full: all max_seq (6) positions hold tokens"));
 
   ASSERT_EQ(tmr_session_reset(session_), TMR_OK);
   ASSERT_EQ(tmr_session_position(session_, &position), TMR_OK);

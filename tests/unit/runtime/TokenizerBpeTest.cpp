@@ -174,7 +174,8 @@ TEST(TokenizerBpe, MalformedFilesAreNamedErrors) {
     return error;
   };
   std::string good = tinyEncoderJson({"ab"});
-  EXPECT_THAT(openError("{not json", "a b\n"), HasSubstr("encoder.json: expected a JSON object"));
+  EXPECT_THAT(openError("{not json", "a b\n"),
+              HasSubstr("encoder.json:1:3: not valid JSON: syntax error while parsing object key"));
   EXPECT_THAT(openError("[1, 2]", "a b\n"), HasSubstr("encoder.json: expected a JSON object"));
   EXPECT_THAT(openError(R"({"a": "x"})", ""), HasSubstr("the id of token \"a\" is not an integer"));
   EXPECT_THAT(openError(R"({"a": 0, "b": 0})", ""), HasSubstr("id 0 is used by two tokens"));

@@ -8,11 +8,21 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/tmr_abi.h"
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 namespace {
 
+// TOY_DECODER builds a generating model: its output is one row of logits per
+// token (so the width is the vocabulary) and it has a cache, so main() runs
+// --max-new through decoding steps; tests of generation and of a full cache
+// need one.
+#ifdef TOY_DECODER
+constexpr int64_t kVocab = 10, kMaxSeq = 6, kWidth = kVocab;
+#else
 constexpr int64_t kVocab = 10, kMaxSeq = 6, kWidth = 3;
+#endif
 
 const tmr_tensor_desc kTensors[] = {
     {"embed.tokens", 2, {kVocab, kWidth}, TMR_F32},
@@ -20,7 +30,7 @@ const tmr_tensor_desc kTensors[] = {
 };
 
 int run(const tmr_run_args *args, char *err, size_t errLen) {
-  if (args->num_tokens < 1 || args->num_tokens > kMaxSeq) {
+  if (args->num_tokens < 1 || args->offset + args->num_tokens > kMaxSeq) {
     std::snprintf(err, errLen, "toy: bad num_tokens %lld", (long long)args->num_tokens);
     return 1;
   }
@@ -28,6 +38,14 @@ int run(const tmr_run_args *args, char *err, size_t errLen) {
   if (args->num_threads == 3) {
     std::snprintf(err, errLen, "toy: failure requested with 3 threads");
     return 1;
+  }
+  // Lets a test change the weight file under a running model at a known
+  // point: the process stops itself once the weights are open and checked,
+  // before its first run reads them, and goes on when the test sends SIGCONT.
+  static bool stopped = false;
+  if (!stopped && std::getenv("TOY_STOP_BEFORE_RUN")) {
+    stopped = true;
+    std::raise(SIGSTOP);
   }
   const float *embed = static_cast<const float *>(args->weights[0]); // [vocab, width]
   const float *bias = static_cast<const float *>(args->weights[1]);  // [width]
@@ -50,11 +68,19 @@ int run(const tmr_run_args *args, char *err, size_t errLen) {
 
 const tmr_model_desc kModel = {
     .abi_version = TOY_ABI_VERSION,
+#ifdef TOY_DECODER
+    .name = "toy_decoder",
+    .output_kind = "logits",
+#else
     .name = "toy",
     .output_kind = "hidden",
+#endif
     .vocab = kVocab,
     .max_seq = kMaxSeq,
     .output_width = kWidth,
+#ifdef TOY_DECODER
+    .cache_floats = kMaxSeq, // unused by run(); non-zero makes main() generate
+#endif
     .num_tensors = 2,
     .tensors = kTensors,
     .run = run,

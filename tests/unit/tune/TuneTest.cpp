@@ -130,9 +130,15 @@ TEST(TuningDb, RoundTripAndSelection) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0], plan.kernels[0].name());
   EXPECT_EQ(table.at(scheduleKey(plan.kernels[0], target)).tileRows, 2);
-  ASSERT_EQ(warnings.size(), 2u);
-  EXPECT_NE(warnings[0].find("another target"), std::string::npos);
-  EXPECT_NE(warnings[1].find("stale: tuned with tmc 0.0.0"), std::string::npos);
+  ASSERT_EQ(warnings.size(), 3u);
+  // Two usable entries for one kernel: used, but not silently.
+  EXPECT_NE(warnings[0].find("lines 2 and 3: two entries for kernel '" + plan.kernels[0].name() +
+                             "'"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("using line 3, the faster"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("another target"), std::string::npos);
+  EXPECT_NE(warnings[2].find("stale: tuned with tmc 0.0.0"), std::string::npos);
   EXPECT_EQ(scheduleFor(plan.kernels[1], target, table).str(),
             defaultSchedule(plan.kernels[1], target).str());
   std::remove(path.c_str());

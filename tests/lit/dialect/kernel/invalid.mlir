@@ -178,3 +178,68 @@ func.func @split_width(%x: tensor<?x12xf32>) -> tensor<?x8xf32> {
   %a, %b = tmk.split %x : tensor<?x12xf32> -> tensor<?x8xf32>, tensor<?x?xf32>
   return %a : tensor<?x8xf32>
 }
+
+// -----
+// Edited IR is verified like a spec (#20): what a kernel bakes in is bounded
+// as the tm op it came from is, and a call passes tables of its sizes.
+
+// expected-error @+1 {{'tmk.kernel' op needs scale > 0 and finite, found nan}}
+tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<>, scale = 0x7FF8000000000000 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs scale > 0 and finite, found inf}}
+tmk.kernel @embed embed {position = "none", scale = 0x7FF0000000000000 : f64, table_rows = 10 : i64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs table_rows <= 2147483647 (a Halide index), found 2147483648}}
+tmk.kernel @embed embed {position = "none", scale = 1.0 : f64, table_rows = 2147483648 : i64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op mask window must be in 1..2147483647, found 0}}
+tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<padding = true, window = 0>, scale = 0.5 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op mask random_per_row must be in 1..64, found 0}}
+tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<random_per_row = 0, max_seq = 64>, scale = 0.5 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs eps > 0 and finite, found nan}}
+tmk.kernel @norm norm {eps = 0x7FF8000000000000 : f64, variant = "rmsnorm", width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs theta > 0 and finite, found -1}}
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = -1.0 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs an even head_dim, found 3}}
+tmk.kernel @rope rope {head_dim = 3 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 6 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs heads <= 2147483647 (a Halide index), found 4294967296}}
+tmk.kernel @attention attention {head_dim = 4294967296 : i64, heads = 4294967296 : i64, kv_heads = 1 : i64, mask = #tm.mask<>, scale = 0.5 : f64, width = 8 : i64}
+
+// -----
+
+tmk.kernel @embed embed {position = "none", scale = 1.0 : f64, table_rows = 10 : i64, width = 8 : i64}
+func.func @embed_table(%t: tensor<?xi32>, %o: i32) -> tensor<?x8xf32> {
+  %table = tmk.weight "embed.tokens" : tensor<12x8xf32>
+  // expected-error @+1 {{'tmk.call' op argument 2 has size 12 in dimension 0; kernel @embed has table_rows = 10}}
+  %x = tmk.call @embed(%t, %o, %table) {from = "tm.embed"} : (tensor<?xi32>, i32, tensor<12x8xf32>) -> tensor<?x8xf32>
+  return %x : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_rows() -> tensor<2147483648x8xf32> {
+  // expected-error @+1 {{'tmk.weight' op weight 'embed.tokens' has size 2147483648 in dimension 0; sizes are 1..2147483647}}
+  %w = tmk.weight "embed.tokens" : tensor<2147483648x8xf32>
+  return %w : tensor<2147483648x8xf32>
+}
