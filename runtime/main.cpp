@@ -21,6 +21,7 @@
 #include "runtime/generate.h"
 #include "runtime/npy.h"
 #include "runtime/options.h"
+#include "runtime/perplexity.h"
 #include "runtime/session.h"
 #include "runtime/tmr.h"
 #include "runtime/tmr_abi.h"
@@ -83,6 +84,40 @@ std::string memoryJson(const tmr_model *model) {
 /// The kernels' instruction set (the generated executor's, or "unknown").
 const char *compiledIsa() { return tmr_compiled_isa ? tmr_compiled_isa() : "unknown"; }
 
+/// --perplexity: scores the text file and prints the result (--json: one
+/// object with the field `perplexity`).
+int runPerplexity(const Options &options, const tmr_model_desc &desc,
+                  const tmr::Tokenizer &tokenizer, const std::vector<const void *> &weights,
+                  const void *prepared, int32_t threads) {
+  std::string text, error;
+  if (!tmr::readPerplexityText(options.perplexity, &text, &error))
+    return reportError(error);
+  std::vector<int32_t> ids = tokenizer.encode(text);
+  tmr::Session session(desc, weights, prepared, threads);
+  tmr::PerplexityResult result;
+  if (!tmr::measurePerplexity(session, ids, &result, &error))
+    return reportError(error);
+  double tokensPerSecond = result.seconds > 0 ? result.scoredTokens / result.seconds : 0.0;
+  if (options.json) {
+    std::printf("{\"model\": \"%s\", \"isa\": \"%s\", \"perplexity\": %.17g, "
+                "\"mean_nll\": %.17g, \"text_tokens\": %lld, \"scored_tokens\": %lld, "
+                "\"windows\": %lld, \"window\": %lld, \"stride\": %lld, "
+                "\"tokens_per_second\": %.1f}\n",
+                desc.name, compiledIsa(), result.perplexity, result.meanNegativeLogLikelihood,
+                (long long)result.textTokens, (long long)result.scoredTokens,
+                (long long)result.windows, (long long)desc.max_seq, (long long)result.stride,
+                tokensPerSecond);
+  } else {
+    std::printf("perplexity: %.4f (mean negative log-likelihood %.6f nats) over %lld tokens of "
+                "%s\n  %lld windows of %lld tokens, stride %lld; %.1f tokens/s, isa %s\n",
+                result.perplexity, result.meanNegativeLogLikelihood,
+                (long long)result.scoredTokens, options.perplexity.c_str(),
+                (long long)result.windows, (long long)desc.max_seq, (long long)result.stride,
+                tokensPerSecond, compiledIsa());
+  }
+  return 0;
+}
+
 int runMain(int argc, char **argv) {
   std::string error;
   const tmr_model_desc *desc = tmr_compiled_model();
@@ -100,7 +135,9 @@ int runMain(int argc, char **argv) {
     printUsage(stdout, program, *desc);
     return 0;
   }
-  if (options.weights.empty() || (options.tokens.empty() == options.prompt.empty())) {
+  const bool perplexity = !options.perplexity.empty();
+  if (options.weights.empty() ||
+      (!perplexity && options.tokens.empty() == options.prompt.empty())) {
     std::fprintf(stderr, "error: %s\n\n",
                  options.weights.empty()  ? "--weights is required"
                  : options.tokens.empty() ? "--tokens is required (or --prompt with --tokenizer)"
@@ -110,6 +147,10 @@ int runMain(int argc, char **argv) {
   }
   if (!options.prompt.empty() && options.tokenizer.empty())
     return usageError("--prompt needs --tokenizer DIR to turn the text into tokens");
+  if (perplexity) {
+    if (std::string conflict = perplexityConflict(options, *desc); !conflict.empty())
+      return usageError(conflict);
+  }
   // Before anything is read: the run would end by replacing one of its inputs.
   if (std::string problem = outputOverInput(options); !problem.empty())
     return usageError(problem);
@@ -147,7 +188,7 @@ int runMain(int argc, char **argv) {
     if (static_cast<int64_t>(tokens.size()) > desc->max_seq)
       return usageError("--prompt: " + std::to_string(tokens.size()) +
                          " tokens, this model accepts 1 to " + std::to_string(desc->max_seq));
-  } else if (!parseTokens(options.tokens, *desc, &tokens, &error)) {
+  } else if (!perplexity && !parseTokens(options.tokens, *desc, &tokens, &error)) {
     return usageError(error);
   }
   int64_t threads = 0, benchRuns = 5;
@@ -167,6 +208,9 @@ int runMain(int argc, char **argv) {
   const void *prepared = tmr::modelOf(handle).prepared();
   for (const std::string &warning : tmr::modelOf(handle).warnings())
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  if (perplexity)
+    return runPerplexity(options, *desc, *tokenizer, pointers, prepared,
+                         static_cast<int32_t>(threads));
 
   tmr::GenerationOptions generation;
   if (!parseGeneration(options, *desc, &generation, &error))

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 namespace tmr::cli {
 
@@ -57,6 +58,9 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
                "  --beam B        length-normalized beam search with B beams\n"
                "  --stop ID       end generation after this token id\n"
                "  --json          print one JSON object: the prompt, the generated ids\n"
+               "  --perplexity FILE  the perplexity of a text file under the model (a decoder\n"
+               "                  with an LM head; needs --tokenizer): windows of max_seq\n"
+               "                  tokens advancing by max_seq/2, each token scored once\n"
                "  --bench         time the prompt run (and --max-new greedy decoding steps):\n"
                "                  medians over --bench-runs N runs (default 5) after a warm-up,\n"
                "                  with tokens per second and peak RSS\n"
@@ -71,6 +75,27 @@ void printShortUsage(FILE *out, const std::string &program) {
                "usage: %s --weights W.safetensors (--tokens 1,2,3 | --prompt TEXT --tokenizer DIR)\n"
                "       [options]   ('%s --help' lists them, with their allowed values)\n",
                program.c_str(), program.c_str());
+}
+
+std::string perplexityConflict(const Options &options, const tmr_model_desc &desc) {
+  if (desc.cache_floats <= 0 || std::string(desc.output_kind) != "logits" ||
+      desc.encoder_decoder)
+    return "--perplexity: this model returns " + std::string(desc.output_kind) +
+           (desc.encoder_decoder ? " from a source" : "") +
+           "; only a decoder-only model with an LM head scores a text";
+  if (options.tokenizer.empty())
+    return "--perplexity needs --tokenizer DIR to turn the text into tokens";
+  const std::pair<const char *, const std::string *> inputs[] = {
+      {"--tokens", &options.tokens},   {"--prompt", &options.prompt},
+      {"--max-new", &options.maxNew},  {"--output", &options.output},
+      {"--source-tokens", &options.sourceTokens}, {"--segments", &options.segments},
+      {"--lengths", &options.lengths}, {"--beam", &options.beam}};
+  for (const auto &[flag, value] : inputs)
+    if (!value->empty())
+      return std::string("--perplexity scores the text file; ") + flag + " does not apply";
+  if (options.bench)
+    return "--perplexity reports its own tokens per second; --bench does not apply";
+  return "";
 }
 
 /// Fills `options` from argv; false + *error for an unknown flag, a missing
@@ -95,7 +120,8 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
                {"--beam", &options->beam},
                {"--prompt", &options->prompt},
                {"--tokenizer", &options->tokenizer},
-               {"--bench-runs", &options->benchRuns}};
+               {"--bench-runs", &options->benchRuns},
+               {"--perplexity", &options->perplexity}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {

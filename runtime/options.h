@@ -29,7 +29,7 @@ constexpr int kExitFailure = 1, kExitUsage = 2;
 struct Options {
   std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
   std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
-  std::string benchRuns;
+  std::string benchRuns, perplexity;
   bool help = false, json = false, bench = false;
 };
 
@@ -61,6 +61,10 @@ bool parseTokens(const std::string &text, const tmr_model_desc &desc, std::vecto
 /// Parses --segments: one id per token, each in [0, segments).
 bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t count,
                    std::vector<int32_t> *ids, std::string *error);
+/// "" when --perplexity can run with the other flags given and this model;
+/// else the usage error: it needs --tokenizer and a decoder-only model with an
+/// LM head, and takes no input, generation or output flags.
+std::string perplexityConflict(const Options &options, const tmr_model_desc &desc);
 /// The generation flags, each checked against its allowed range.
 bool parseGeneration(const Options &options, const tmr_model_desc &desc,
                      GenerationOptions *generation, std::string *error);

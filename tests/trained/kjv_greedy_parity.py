@@ -12,10 +12,14 @@
 5. the logits of every decoding step (its --output with --max-new: the
    prompt's rows, then one per generated token) match PyTorch's, teacher-forced
    with the executable's tokens, to the same tolerance as the prompt's.
+6. Its perplexity of the held-out text (examples/kjv/heldout.txt, `--perplexity`)
+   equals PyTorch's over the same windows (max_seq tokens advancing by
+   max_seq / 2, each token scored once: docs/architecture.md), to 1e-5 relative.
 Exit status 0 on agreement, 1 with the evidence otherwise.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -142,6 +146,40 @@ def main():
         sys.exit(f"FAIL: the decoding steps' logits differ: relative error {error:.2e} "
                  f"(first over {TOLERANCE} at step {first}), prompt rows {prompt_error:.2e}")
     print(f"PASS: {MAX_NEW} greedy tokens and {len(per_step)} decoding steps' logits agree")
+
+    # 6. Perplexity of the held-out verses, windows as the contract says.
+    heldout = os.path.join(example, "heldout.txt")
+    got = json.loads(run([exe, "--weights", weights_path, "--tokenizer", tokenizer_dir,
+                          "--perplexity", heldout, "--json"]))
+    with open(heldout, encoding="utf-8") as f:
+        ids = tokenizer.encode(f.read())
+    want, scored, windows = torch_perplexity(model, ids, km.MAX_SEQ)
+    error = abs(got["perplexity"] - want) / want
+    print(f"perplexity of {len(ids)} held-out tokens: tmc {got['perplexity']:.6f} over "
+          f"{got['scored_tokens']} tokens in {got['windows']} windows, PyTorch {want:.6f} over "
+          f"{scored} in {windows}; relative difference {error:.2e}")
+    if (got["text_tokens"], got["scored_tokens"], got["windows"]) != (len(ids), scored, windows) \
+            or not error <= TOLERANCE:
+        sys.exit("FAIL: the perplexities differ")
+    print("PASS: the held-out perplexity agrees")
+
+
+def torch_perplexity(model, ids, window):
+    """exp(mean NLL) of every token after the first, each scored once: windows
+    of `window` tokens starting every window // 2, each scoring the tokens
+    past the previous window's end. Returns (perplexity, scored, windows)."""
+    stride = max(1, window // 2)
+    total, scored, windows, done, begin = 0.0, 0, 0, 1, 0
+    while done < len(ids):
+        end = min(begin + window, len(ids))
+        with torch.no_grad():
+            logp = model(torch.tensor([ids[begin:end]]))[0].log_softmax(-1)
+        windows += 1
+        for p in range(max(done, begin + 1), end):
+            total -= float(logp[p - 1 - begin, ids[p]])
+            scored += 1
+        done, begin = end, begin + stride
+    return math.exp(total / scored), scored, windows
 
 
 if __name__ == "__main__":
