@@ -4,9 +4,14 @@
 
 #include "compiler/Error.h"
 
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace Halide;
 
@@ -42,6 +47,89 @@ void printDefinition(std::ostream &os, const std::string &name,
   os << "\n";
 }
 
+/// Halide writes objects through its own LLVM (14), which ends the process
+/// on a failed write (a file-size limit, ulimit -f, or a full disk):
+/// "LLVM ERROR: IO failure on output stream: File too large", abort(), and
+/// tmc's stack dump. For the scope of one Halide write, stderr goes to a
+/// temporary file (replayed afterwards: Halide's warnings) and SIGABRT to a
+/// handler that turns LLVM's reason into tmc's one-line error naming the
+/// file, exit 1. Only async-signal-safe calls run in the handler.
+class HalideWriteGuard {
+public:
+  explicit HalideWriteGuard(const std::string &path) {
+    size_t n = std::min(path.size(), sizeof(file) - 1);
+    std::memcpy(file, path.data(), n);
+    file[n] = '\0';
+    limit[0] = '\0';
+    struct rlimit fileSize {};
+    if (::getrlimit(RLIMIT_FSIZE, &fileSize) == 0 && fileSize.rlim_cur != RLIM_INFINITY)
+      std::snprintf(limit, sizeof(limit), " (the file-size limit, ulimit -f, is %llu bytes)",
+                    static_cast<unsigned long long>(fileSize.rlim_cur));
+    std::fflush(stderr);
+    capture = std::tmpfile();
+    savedStderr = capture ? ::dup(STDERR_FILENO) : -1;
+    if (savedStderr < 0)
+      return;
+    captureFd = ::fileno(capture);
+    ::dup2(captureFd, STDERR_FILENO);
+    struct sigaction action {};
+    action.sa_handler = onAbort;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGABRT, &action, &previous);
+    active = true;
+  }
+  ~HalideWriteGuard() {
+    if (!active)
+      return;
+    ::sigaction(SIGABRT, &previous, nullptr);
+    std::fflush(stderr);
+    ::dup2(savedStderr, STDERR_FILENO);
+    ::close(savedStderr);
+    // Replay what Halide printed (warnings), now that stderr is back.
+    std::rewind(capture);
+    char buffer[4096];
+    size_t got;
+    while ((got = std::fread(buffer, 1, sizeof(buffer), capture)) > 0)
+      std::fwrite(buffer, 1, got, stderr);
+    std::fclose(capture);
+    active = false;
+  }
+  HalideWriteGuard(const HalideWriteGuard &) = delete;
+  HalideWriteGuard &operator=(const HalideWriteGuard &) = delete;
+
+private:
+  static void append(char *out, size_t &at, size_t size, const char *text, size_t n) {
+    for (size_t i = 0; i < n && at + 1 < size; ++i)
+      out[at++] = text[i];
+  }
+  static void onAbort(int) {
+    // LLVM's reason: the captured text after "LLVM ERROR: ", to its newline.
+    char captured[1024];
+    ssize_t n = ::pread(captureFd, captured, sizeof(captured) - 1, 0);
+    captured[n > 0 ? n : 0] = '\0';
+    const char *reason = std::strstr(captured, "LLVM ERROR: ");
+    reason = reason ? reason + 12 : "Halide's code generator aborted";
+    size_t reasonLength = std::strcspn(reason, "\n");
+    char message[2048];
+    size_t at = 0;
+    const char *head = "tmc: error: cannot write the kernels' object files (";
+    append(message, at, sizeof(message), head, std::strlen(head));
+    append(message, at, sizeof(message), file, std::strlen(file));
+    append(message, at, sizeof(message), "): ", 3);
+    append(message, at, sizeof(message), reason, reasonLength);
+    append(message, at, sizeof(message), limit, std::strlen(limit));
+    append(message, at, sizeof(message), "\n", 1);
+    ssize_t ignored = ::write(savedStderr, message, at);
+    (void)ignored;
+    ::_exit(1);
+  }
+  static inline char file[1024], limit[128];
+  static inline int savedStderr = -1, captureFd = -1;
+  std::FILE *capture = nullptr;
+  struct sigaction previous {};
+  bool active = false;
+};
+
 } // namespace
 
 llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functionName,
@@ -65,13 +153,16 @@ llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functi
       const char *text = static_cast<const char *>(buffer.data());
       *outputs.deviceCode += std::string(text, strnlen(text, buffer.size_in_bytes()));
     }
+    HalideWriteGuard guard(files.begin() != files.end() ? files.begin()->second : functionName);
     module.compile(files);
   });
 }
 
 llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPath) {
-  return catchHalide(
-      [&] { compile_standalone_runtime(objectPath, Target(target.halideTarget)); });
+  return catchHalide([&] {
+    HalideWriteGuard guard(objectPath);
+    compile_standalone_runtime(objectPath, Target(target.halideTarget));
+  });
 }
 
 std::string describeKernel(const std::string &name, const LoweredKernel &kernel,
