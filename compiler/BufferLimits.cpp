@@ -2,6 +2,7 @@
 
 #include "compiler/BufferLimits.h"
 
+#include "compiler/SaturatingMath.h"
 #include "compiler/Schedule.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -12,18 +13,6 @@
 namespace tmc {
 
 namespace {
-
-int64_t saturatingMul(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
-}
-
-int64_t product(const std::vector<int64_t> &extents) {
-  int64_t count = 1;
-  for (int64_t extent : extents)
-    count = saturatingMul(count, extent);
-  return count;
-}
 
 std::string shapeText(const std::vector<int64_t> &outermostFirst) {
   std::string text = "[";
@@ -47,7 +36,7 @@ CallBuffer measure(const KernelPlan &plan, const KernelCall &call, size_t argInd
   // at most max_seq rows.
   for (int64_t extent : arg.shape.extents)
     buffer.extents.push_back(extent < 0 ? plan.model.maxSeq : extent);
-  buffer.span = product(buffer.extents);
+  buffer.span = elementCount(buffer.extents);
   // A column range of a wider row (q, k, v of a fused projection) spans the
   // whole rows: Halide checks extent x stride of each dimension too.
   if (arg.slot.strided() && !buffer.extents.empty())

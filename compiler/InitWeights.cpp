@@ -3,6 +3,7 @@
 #include "compiler/InitWeights.h"
 
 #include "compiler/Error.h"
+#include "compiler/SaturatingMath.h"
 #include "runtime/half.h"
 #include "runtime/memory.h"
 #include "runtime/safetensors.h"
@@ -28,16 +29,6 @@ uint64_t hashName(const std::string &name) {
     hash *= 1099511628211ull;
   }
   return hash;
-}
-
-int64_t saturatingMul(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
-}
-
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
 }
 
 /// How much more this process may allocate, and what sets the bound.

@@ -19,27 +19,41 @@ void releaseGlobalOptions(std::initializer_list<StringRef> names) {
       it->second->removeArgument();
 }
 
+namespace {
+
+/// The name of an option that takes a value and was given more than once, or
+/// "". llvm::cl (LLVM 19) lets a cl::opt be given twice and keeps the last
+/// value (it has no cl::NotMoreThanOnce): `-o a -o b` would write b only. A
+/// compiled model's executable refuses a repeated flag, and so does tmc:
+/// every option that takes a value (cl::list ones are ZeroOrMore and may
+/// repeat; a repeated boolean switch means the same thing twice).
+///
+/// The registry also holds libLLVM's own options, objects of a library built
+/// without RTTI: the sanitizer build compiles this file without UBSan's vptr
+/// check, which cannot recognise them (compiler/tools/CMakeLists.txt).
+std::string repeatedValueOption() {
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option &option = *entry.second;
+    cl::NumOccurrencesFlag occurs = option.getNumOccurrencesFlag();
+    if (option.getNumOccurrences() > 1 && (occurs == cl::Optional || occurs == cl::Required) &&
+        option.getValueExpectedFlag() == cl::ValueRequired)
+      return option.ArgStr.str();
+  }
+  return "";
+}
+
+} // namespace
+
 bool parseOptions(int argc, char **argv, const char *overview) {
   cl::HideUnrelatedOptions(toolOptions);
   // With an error stream, llvm::cl reports a bad command line and returns
   // false instead of calling exit(1): tmc exits kExitUsage (2) instead.
   if (!cl::ParseCommandLineOptions(argc, argv, overview, &errs()))
     return false;
-  // llvm::cl (LLVM 19) lets a cl::opt be given twice and keeps the last
-  // value (it has no cl::NotMoreThanOnce): `-o a -o b` would write b only. A
-  // compiled model's executable refuses a repeated flag, and so does tmc:
-  // every option that takes a value (cl::list ones are ZeroOrMore and may
-  // repeat; a repeated boolean switch means the same thing twice).
-  for (const auto &entry : cl::getRegisteredOptions()) {
-    const cl::Option &option = *entry.second;
-    cl::NumOccurrencesFlag occurs = option.getNumOccurrencesFlag();
-    if (option.getNumOccurrences() > 1 && (occurs == cl::Optional || occurs == cl::Required) &&
-        option.getValueExpectedFlag() == cl::ValueRequired) {
-      StringRef name = option.ArgStr;
-      reportError(makeUsageError((name.size() == 1 ? "-" : "--") + name +
-                                 " given more than once (each flag takes one value)"));
-      return false;
-    }
+  if (std::string name = repeatedValueOption(); !name.empty()) {
+    reportError(makeUsageError((name.size() == 1 ? "-" : "--") + name +
+                               " given more than once (each flag takes one value)"));
+    return false;
   }
   return true;
 }

@@ -11,32 +11,12 @@
 
 #include "compiler/KernelPlan.h"
 #include "compiler/Pipeline.h"
+#include "compiler/SaturatingMath.h"
 
 #include <limits>
 #include <set>
 
 namespace tmc::tools {
-
-namespace {
-
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
-}
-
-int64_t saturatingMul(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
-}
-
-int64_t elements(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t extent : shape)
-    count = saturatingMul(count, extent);
-  return count;
-}
-
-} // namespace
 
 int64_t RunMemory::total() const {
   return saturatingAdd(saturatingAdd(saturatingAdd(weights, packed), saturatingAdd(kvCache, activations)),
@@ -61,7 +41,7 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   constexpr int64_t kFloat = 4;
   RunMemory memory;
   for (const TensorSpec &tensor : manifest)
-    memory.weights = saturatingAdd(memory.weights, saturatingMul(elements(tensor.shape), kFloat));
+    memory.weights = saturatingAdd(memory.weights, saturatingMul(elementCount(tensor.shape), kFloat));
   // A fused projection packs its stacked weight: the parts' bytes again.
   std::set<int64_t> packedWeights;
   for (const KernelCall &call : plan->calls)
@@ -77,7 +57,7 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   for (int64_t index : packedWeights)
     if (index >= 0 && index < static_cast<int64_t>(manifest.size()))
       memory.packed =
-          saturatingAdd(memory.packed, saturatingMul(elements(manifest[index].shape), kFloat));
+          saturatingAdd(memory.packed, saturatingMul(elementCount(manifest[index].shape), kFloat));
   memory.kvCache = saturatingMul(plan->cacheFloats, kFloat);
   // The encoder phase's arena (S = source tokens) and the step's (T tokens)
   // are live at different times, but each up to max_seq rows.
