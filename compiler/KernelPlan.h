@@ -98,6 +98,10 @@ struct KernelCall {
   std::string location;     ///< spec location, "encoder.layers.0.self_attn.q" @ file:line:col
   std::string origin;       ///< the value it computes, "encoder.layers.0.self_attn.q"
   std::vector<ResultPart> parts; ///< the values its result holds side by side, if split
+  /// Values fusion folded into this call that it computes but does not write
+  /// out (a residual add fused into the norm after it): `tmc verify` lists
+  /// them as fused into this call instead of comparing them.
+  std::vector<std::string> foldedValues;
 };
 
 /// One key or value cache of a decoder layer: `capacity` rows of `width`.

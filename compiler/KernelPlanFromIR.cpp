@@ -83,6 +83,23 @@ std::string valueName(Location loc) {
   return name;
 }
 
+/// The values a fused op computes but does not yield: every name in its
+/// location other than the last (valueName).
+std::vector<std::string> foldedValueNames(Location loc) {
+  std::vector<std::string> names;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner))
+      names.push_back(named.getName().str());
+    return WalkResult::advance();
+  });
+  if (names.empty())
+    return names;
+  std::string yielded = names.back();
+  names.pop_back();
+  std::erase(names, yielded);
+  return names;
+}
+
 /// Location as "name @ file:line:col" for the kernel listing and error
 /// messages from the executable; a fused op's is its last part's.
 std::string describeLocation(Location loc) {
@@ -303,6 +320,7 @@ private:
 
     KernelCall call{KernelCall::Kind::Kernel, phase, it->second, {}, op.getFrom().str(),
                     describeLocation(op.getLoc()), valueName(op.getLoc())};
+    call.foldedValues = foldedValueNames(op.getLoc());
     // Bind each parameter's symbolic row extent to what this call's value has.
     auto bind = [&](BufferShape shape, Value value) {
       if (!shape.isScalar && !shape.extents.empty() &&

@@ -27,15 +27,12 @@
 #include "compiler/Driver.h"
 #include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
-#include "compiler/Pipeline.h"
 #include "compiler/Target.h"
 #include "compiler/tools/Commands.h"
 #include "runtime/trace.h"
 #include "reference/Reference.h"
 #include "reference/ReferenceWeights.h"
-#include "dialects/tmk/TMKOps.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -76,24 +73,12 @@ struct Comparison {
 using ValueKey = std::pair<std::string, bool>;
 
 /// The values folded into a kernel call that writes out another value, each
-/// with the value it writes: a fused op's location lists the locations of
-/// the ops it was made of, the written value's name last (the plan's
-/// origin, KernelPlanFromIR's valueName).
-std::map<ValueKey, std::string> fusedValues(mlir::ModuleOp module) {
+/// with the value it writes (KernelCall::foldedValues; the first call wins).
+std::map<ValueKey, std::string> fusedValues(const KernelPlan &plan) {
   std::map<ValueKey, std::string> fused;
-  module.walk([&](tmk::CallOp call) {
-    auto func = call->getParentOfType<mlir::func::FuncOp>();
-    bool encode = func && func.getSymName() == "encode";
-    std::vector<std::string> names;
-    call.getLoc()->walk([&](mlir::Location inner) {
-      if (auto named = dyn_cast<mlir::NameLoc>(inner))
-        names.push_back(named.getName().str());
-      return mlir::WalkResult::advance();
-    });
-    for (size_t i = 0; i + 1 < names.size(); ++i)
-      if (names[i] != names.back())
-        fused.emplace(ValueKey{names[i], encode}, names.back());
-  });
+  for (const KernelCall &call : plan.calls)
+    for (const std::string &name : call.foldedValues)
+      fused.emplace(ValueKey{name, call.phase == KernelCall::Phase::Encode}, call.origin);
   return fused;
 }
 
@@ -341,18 +326,7 @@ int verifyCommand(int argc, char **argv) {
   std::vector<tmr::TraceRecord> records;
   if (!tmr::readTrace(dir + "/trace.bin", &records, &error))
     return reportError(makeError(error));
-  // The plan keeps one name per call; the kernel-level IR of the same
-  // compile (the compile above reported any error already) names the ops
-  // each call was fused from. The target and the tuning database only pick
-  // schedules after that stage, so neither is needed (nor said again).
-  PipelineOptions pipeline;
-  pipeline.loaded = &*loaded;
-  pipeline.optLevel = options.optLevel;
-  pipeline.quiet = true;
-  auto planned = runPipeline(pipeline);
-  if (!planned)
-    return reportError(planned.takeError());
-  std::map<ValueKey, std::string> fused = fusedValues(*(*planned)->module);
+  std::map<ValueKey, std::string> fused = fusedValues(plan);
 
   // A fused projection's call holds several values side by side (q, k, v):
   // each column range is a record of its own, named as the value it holds.
