@@ -306,7 +306,7 @@ RowsError rowsError(const std::vector<float> &actual, const std::vector<double> 
   return result;
 }
 
-/// Init-weights settings tried in order, each with seeds 1 to 4, until
+/// Init-weights settings tried in order, each with seeds 1 and 2, until
 /// greedy decoding is varied. The default weights give a tied LM head the last
 /// token back at every step (`[5,5,5,...]`), and an encoder-decoder's output
 /// is dominated by the fixed source, so that the last token maps to itself; a
@@ -317,7 +317,7 @@ struct WeightSetting {
 };
 constexpr WeightSetting kVariedWeights[] = {{"0.1", "2"}, {"0.3", "2"}, {"0.1", "1.5"},
                                             {"0.3", "3"}, {"1", "3"},   {"0.1", "1"}};
-constexpr int kSeedsTried = 4;
+constexpr int kSeedsTried = 2;
 
 /// Every decoding step, computed from the caches, must equal the reference's
 /// full recomputation value by value at the prefill's tolerance: the logits
