@@ -44,6 +44,11 @@ def main(argv):
         else:
             sys.exit("expect.py: unknown option " + flag)
 
+    # Sanitizer builds run 3-5x slower, and CI runs their suites side by
+    # side on two cores: lit.cfg.py scales every limit there, so a hang is
+    # still a hang (the limits are minutes against seconds of work) but a slow
+    # instrumented run is not taken for one.
+    timeout *= float(os.environ.get("TMC_EXPECT_TIMEOUT_SCALE", "1"))
     shown = " ".join(command)
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
