@@ -182,10 +182,10 @@ void ExecutorWriter::kernelDeclarations() {
     os << "void tmr_trace_call(int32_t, const float *, int64_t, int64_t);\n";
   for (const KernelDesc &kernel : plan.kernels) {
     if (kernel.kind == KernelKind::linear)
-      os << "int tmk_pack_" << kernel.name() << suffix
+      os << "int tmk_pack_" << kernel.symbol() << suffix
          << "(halide_buffer_t *, halide_buffer_t *);\n";
     std::vector<BufferShape> signature = kernelSignature(kernel);
-    std::vector<std::string> names = {"tmk_" + kernel.name() + suffix};
+    std::vector<std::string> names = {"tmk_" + kernel.symbol() + suffix};
     if (std::string decode = decodeSuffix(kernel); !decode.empty())
       names.push_back(names.front() + decode);
     for (const std::string &name : names) {
@@ -314,7 +314,7 @@ void ExecutorWriter::cacheAppend(const KernelCall &call) {
 void ExecutorWriter::kernelCall(const KernelCall &call) {
   const KernelDesc &kernel = plan.kernels[call.kernel];
   const PackedWeight *pack = prepared.packOf(call);
-  std::string name = "tmk_" + kernel.name() + suffix;
+  std::string name = "tmk_" + kernel.symbol() + suffix;
   std::string site = cxxStringLiteral(call.opName + " (" + call.location + ")");
   std::vector<std::string> perCall;
   std::vector<std::string> arguments = kernelArguments(call, pack, &perCall);

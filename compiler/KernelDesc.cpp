@@ -10,15 +10,35 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace tmc {
 
 namespace {
 
-/// Exact (round-trip) text of a double, safe inside a C identifier, so that
+/// The shortest text that reads back as exactly `value`, as a person writes
+/// it: `1e-06`, `0.125`, `10000` (integers in full, never `1e+04`), so that
 /// kernels differing in any constant never share a name.
-std::string formatDouble(double value) {
+std::string readableDouble(double value) {
+  char buffer[40];
+  if (value == std::trunc(value) && std::fabs(value) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    return buffer;
+  }
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  return buffer;
+}
+
+/// The text tmc before the readable names wrote (exact, identifier-safe and
+/// unreadable: `9p9999999999999995em07`); kept to recognise old tuning
+/// database entries.
+std::string legacyDouble(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.17g", value);
   std::string text = buffer;
@@ -55,12 +75,30 @@ std::string maskName(const MaskDesc &m) {
 
 } // namespace
 
-std::string KernelDesc::name() const {
+std::string KernelDesc::name() const { return formatName(/*legacy=*/false); }
+
+std::string KernelDesc::legacyName() const { return formatName(/*legacy=*/true); }
+
+std::string KernelDesc::symbol() const {
+  std::string text = name();
+  for (char &c : text)
+    if (c == '.' || c == '-' || c == '+')
+      c = c == '.' ? 'p' : (c == '-' ? 'm' : 'x');
+  return text;
+}
+
+std::string KernelDesc::formatName(bool legacy) const {
+  auto number = [&](double value) { return legacy ? legacyDouble(value) : readableDouble(value); };
   switch (kind) {
-  case KernelKind::embed:
-    return llvm::formatv("embed_v{0}_d{1}_s{2}_{3}{4}", tableRows, width,
-                         formatDouble(scale), position,
+  case KernelKind::embed: {
+    // The embedding scale is left out at its default of 1 (sqrt(d_model)
+    // when the spec scales the embedding).
+    std::string scaleText = legacy          ? "_s" + number(scale)
+                            : scale == 1.0 ? std::string()
+                                            : "_scale" + number(scale);
+    return llvm::formatv("embed_v{0}_d{1}{2}_{3}{4}", tableRows, width, scaleText, position,
                          positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
+  }
   case KernelKind::positions:
     return llvm::formatv("positions_d{0}_{1}{2}", width, position,
                          positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
@@ -69,9 +107,16 @@ std::string KernelDesc::name() const {
   case KernelKind::linear:
     return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}", inWidth, width,
                          hasBias ? "_b" : "", activation, hasResidual ? "_res" : "").str();
-  case KernelKind::attention:
-    return llvm::formatv("attention_h{0}_kv{1}_d{2}_s{3}_{4}", heads, kvHeads, headDim,
-                         formatDouble(scale), maskName(mask)).str();
+  case KernelKind::attention: {
+    // The score scale is left out at its default, 1/sqrt(head_dim) (what
+    // the frontend computes, bit for bit).
+    const bool defaultScale = scale == 1.0 / std::sqrt(static_cast<double>(headDim));
+    std::string scaleText = legacy         ? "_s" + number(scale)
+                            : defaultScale ? std::string()
+                                           : "_scale" + number(scale);
+    return llvm::formatv("attention_h{0}_kv{1}_d{2}{3}_{4}", heads, kvHeads, headDim, scaleText,
+                         maskName(mask)).str();
+  }
   case KernelKind::add:
     return llvm::formatv("add_d{0}", width).str();
   case KernelKind::activation:
@@ -80,10 +125,12 @@ std::string KernelDesc::name() const {
     return llvm::formatv("gated_d{0}_{1}", width, activation).str();
   case KernelKind::norm:
   case KernelKind::add_norm:
-    return llvm::formatv("{0}{1}_d{2}_e{3}{4}", kind == KernelKind::add_norm ? "add_" : "",
-                         variant, width, formatDouble(eps), hasBias ? "_b" : "").str();
+    return llvm::formatv("{0}{1}_d{2}_{3}{4}{5}", kind == KernelKind::add_norm ? "add_" : "",
+                         variant, width, legacy ? "e" : "eps", number(eps),
+                         hasBias ? "_b" : "").str();
   case KernelKind::rope:
-    return llvm::formatv("rope_h{0}_d{1}_t{2}", heads, headDim, formatDouble(theta)).str();
+    return llvm::formatv("rope_h{0}_d{1}_{2}{3}", heads, headDim, legacy ? "t" : "theta",
+                         number(theta)).str();
   case KernelKind::pool:
     return llvm::formatv("pool_d{0}_{1}", width, variant).str();
   case KernelKind::seq_project:

@@ -55,8 +55,23 @@ struct KernelDesc {
   /// one-row variant next to the tiled one. Not part of the name.
   bool decodeVariant = true;
 
-  /// Unique, C-identifier-safe name, e.g. `linear_k64_n128_b_relu`.
+  /// Unique, stable, readable name: its parameters as a person writes them,
+  /// defaults left out (`linear_k64_n128_b_relu`, `rmsnorm_d256_eps1e-06`,
+  /// `attention_h8_kv2_d32_c`). What the plan, profiles, reports and the
+  /// tuning database show; numbers may hold `.`, `-` and `+`.
   std::string name() const;
+  /// name() as a C identifier (`.` `-` `+` spelled `p` `m` `x`:
+  /// `rmsnorm_d256_eps1em06`): the compiled kernel's function is
+  /// `tmk_<symbol>`. One-to-one with name(): numbers are the only fields
+  /// that hold those characters.
+  std::string symbol() const;
+  /// The name tmc gave this kernel before names were readable (exact
+  /// numbers as `9p9999999999999995em07`, every scale spelled out): tuning
+  /// databases written then are recognised and reported stale, never misread.
+  std::string legacyName() const;
+
+private:
+  std::string formatName(bool legacy) const;
 };
 
 /// How an executor argument is laid out: Halide dimensions, innermost first.

@@ -149,7 +149,7 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
        << "    View p(" << blockData << " + " << pack.offset << ", halide_type_float, {"
        << pack.layout.panelWidth << ", " << pack.layout.K << ", " << pack.layout.panels
        << "});\n"
-       << "    if (int rc = tmk_pack_" << kernel.name() << suffix << "(w.get(), p.get())) {\n"
+       << "    if (int rc = tmk_pack_" << kernel.symbol() << suffix << "(w.get(), p.get())) {\n"
        << "      delete block;\n"
        << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + what)
        << ", rc);\n    }\n";

@@ -246,9 +246,11 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
                               const TargetInfo &target, std::vector<std::string> *warnings,
                               std::vector<std::string> *found,
                               std::vector<std::string> *atDefault) {
-  std::map<std::string, const KernelDesc *> kernels;
-  for (const KernelDesc &k : plan.kernels)
+  std::map<std::string, const KernelDesc *> kernels, formerNames;
+  for (const KernelDesc &k : plan.kernels) {
     kernels[k.name()] = &k;
+    formerNames[k.legacyName()] = &k;
+  }
   const bool multi = !target.variants.empty();
   // Per (variant, kernel): the usable entry with the lowest time.
   std::map<std::pair<std::string, std::string>, const TuningEntry *> best;
@@ -257,7 +259,14 @@ ScheduleTable selectSchedules(const TuningDb &db, const KernelPlan &plan,
     std::string where = "line " + std::to_string(e.line) + ": entry for kernel '" + e.kernel + "'";
     auto it = kernels.find(e.kernel);
     if (it == kernels.end()) {
-      warnings->push_back(where + " matches no kernel of this model: ignored");
+      // Names written before they were readable: the same kernel, but its
+      // schedule is not re-read under a name it was not tuned under.
+      auto former = formerNames.find(e.kernel);
+      if (former != formerNames.end() && former->first != former->second->name())
+        warnings->push_back(where + ": stale: an older tmc's name for kernel '" +
+                            former->second->name() + "' (re-tune it): ignored");
+      else
+        warnings->push_back(where + " matches no kernel of this model: ignored");
       continue;
     }
     std::string why;

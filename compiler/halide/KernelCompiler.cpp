@@ -91,7 +91,7 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
       const KernelDesc &kernel = plan.kernels[k];
       const Schedule &schedule = plan.schedule(k, variant);
-      std::string name = "tmk_" + kernel.name() + suffix;
+      std::string name = "tmk_" + kernel.symbol() + suffix;
       // The GEMM reads weights packed once, at load, by its pack kernel (the
       // contract is in LowerPack.cpp); both share the schedule.
       const bool linear = kernel.kind == KernelKind::linear;
@@ -105,7 +105,7 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
                                               lower))
           return std::move(error);
       if (linear)
-        if (llvm::Error error = builder.build("tmk_pack_" + kernel.name() + suffix, kernel,
+        if (llvm::Error error = builder.build("tmk_pack_" + kernel.symbol() + suffix, kernel,
                                               schedule, variant, halide::lowerPackWeight))
           return std::move(error);
     }

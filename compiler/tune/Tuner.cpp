@@ -180,12 +180,15 @@ void Tuner::remeasureFmaPeak() {
 
 bool Tuner::save() {
   // Entries of other models, targets or versions stay as they were; this
-  // model's entries for this target and version are replaced.
+  // model's entries for this target and version are replaced, and so are
+  // entries under a tuned kernel's former, unreadable name.
   TuningDb out;
   std::set<std::string> mine;
   for (const Job &job : jobs)
-    if (job.entry.trials > 0)
+    if (job.entry.trials > 0) {
       mine.insert(job.name);
+      mine.insert(job.kernel->legacyName());
+    }
   for (const TuningEntry &e : db.entries)
     if (!(mine.count(e.kernel) && e.target == target.halideTarget && e.tmcVersion == tmcVersion()))
       out.entries.push_back(e);
@@ -257,6 +260,13 @@ llvm::Error Tuner::setUp() {
     job.bench = std::make_unique<KernelBench>(*job.kernel, target, job.dir, runtimeObject,
                                               options.threads, tokens);
     for (const TuningEntry &e : db.entries) {
+      if (e.kernel == job.kernel->legacyName() && e.kernel != job.name) {
+        progress.note(warningLine(options.db + ":" + std::to_string(e.line) +
+                                  ": entry for kernel '" + e.kernel +
+                                  "': stale: an older tmc's name for kernel '" + job.name +
+                                  "': this run's entry replaces it"));
+        continue;
+      }
       if (e.kernel != job.name)
         continue;
       std::string why;

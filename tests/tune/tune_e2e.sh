@@ -51,11 +51,24 @@ check_tuned tune.log db.jsonl 7
 entries=$(grep -c '"kernel"' db.jsonl)
 trials_before=$(/usr/bin/python3 -c "import json; print(sum(json.loads(l)['trials'] for l in open('db.jsonl') if '\"kernel\"' in l))")
 
+# An entry under the name an older tmc gave a kernel (numbers as
+# 1p0000000000000001em05) is reported stale, and the run that re-tunes the
+# kernel drops it.
+/usr/bin/python3 - <<'PY'
+import json
+lines = open("db.jsonl").read().splitlines()
+norm = next(json.loads(l) for l in lines if '"add_layernorm_d32_eps1e-05_b"' in l)
+norm["kernel"] = "add_layernorm_d32_e1p0000000000000001em05_b"
+open("db.jsonl", "a").write(json.dumps(norm) + "\n")
+PY
+
 # --resume continues: trials add up, the entries are replaced, not duplicated.
 "$TMC" tune "$SPEC" --db db.jsonl --budget 10m --max-trials 2 --threads 1 --resume 2> resume.log || { cat resume.log; fail "tmc tune --resume failed"; }
 trials_after=$(/usr/bin/python3 -c "import json; print(sum(json.loads(l)['trials'] for l in open('db.jsonl') if '\"kernel\"' in l))")
 [[ $trials_after -gt $trials_before ]] || fail "--resume did not add trials ($trials_before -> $trials_after)"
 check_tuned resume.log db.jsonl 7
+grep -q "entry for kernel 'add_layernorm_d32_e1p0000000000000001em05_b': stale: an older tmc's name for kernel 'add_layernorm_d32_eps1e-05_b'" resume.log || { cat resume.log; fail "the former name was not reported stale"; }
+! grep -q 'e1p0000000000000001em05' db.jsonl || fail "the entry under the former name was kept"
 /usr/bin/python3 - <<'PY' || fail "duplicate entries after --resume"
 import json, collections
 keys = [json.loads(l)["kernel"] for l in open("db.jsonl") if '"kernel"' in l]
