@@ -27,6 +27,7 @@ struct CompileOptions {
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)
   std::string tuningDb;         ///< --tuning-db: schedules from `tmc tune`'s database
+  SpecOverrides overrides;      ///< --precision: changes to a .tm input's spec
 };
 
 struct KernelPlan;

@@ -349,9 +349,7 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
     if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) || (pack && a == 1))))
       continue;
     if (pack && a == 1) {
-      os << "      View a1(packed + " << pack->offset << ", halide_type_float, {"
-         << pack->layout.panelWidth << ", " << pack->layout.K << ", " << pack->layout.panels
-         << "});\n";
+      os << "      View a1(packed + " << pack->offset << ", " << pack->viewArguments() << ");\n";
       continue;
     }
     os << "      View a" << a << "(" << pointer(arg.slot) << ", "

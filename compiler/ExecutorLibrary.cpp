@@ -19,9 +19,12 @@ namespace {
 /// The CPU features a variant's Halide target assumes, as
 /// __builtin_cpu_supports names them (GCC and Clang both know these; F16C,
 /// which neither spells alike, comes with every AVX2 CPU).
-std::vector<const char *> requiredCpuFeatures(Isa isa) {
-  switch (isa) {
+std::vector<const char *> requiredCpuFeatures(const TargetInfo &variant) {
+  switch (variant.isa) {
   case Isa::AVX512:
+    if (variant.bf16Dot)
+      return {"avx", "avx2", "fma", "sse4.1", "avx512f", "avx512cd", "avx512bw", "avx512dq",
+              "avx512vl", "avx512ifma", "avx512vbmi", "avx512vnni", "avx512bf16"};
     return {"avx", "avx2", "fma", "sse4.1", "avx512f", "avx512cd", "avx512bw", "avx512dq",
             "avx512vl"};
   case Isa::AVX2: return {"avx", "avx2", "fma", "sse4.1"};
@@ -50,7 +53,7 @@ std::string generateDispatcher(const TargetInfo &target) {
   for (const TargetInfo &variant : target.variants) {
     os << "bool supports_" << variant.isaName() << "(void) {\n  __builtin_cpu_init();\n"
        << "  return true";
-    for (const char *feature : requiredCpuFeatures(variant.isa))
+    for (const char *feature : requiredCpuFeatures(variant))
       os << " &&\n         __builtin_cpu_supports(\"" << feature << "\")";
     os << ";\n}\n\n";
   }

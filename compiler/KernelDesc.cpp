@@ -105,8 +105,9 @@ std::string KernelDesc::formatName(bool legacy) const {
   case KernelKind::segments:
     return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
   case KernelKind::linear:
-    return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}", inWidth, width,
-                         hasBias ? "_b" : "", activation, hasResidual ? "_res" : "").str();
+    return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}{5}", inWidth, width,
+                         hasBias ? "_b" : "", activation, hasResidual ? "_res" : "",
+                         precision == "f32" ? std::string() : "_" + precision).str();
   case KernelKind::attention: {
     // The score scale is left out at its default, 1/sqrt(head_dim) (what
     // the frontend computes, bit for bit).

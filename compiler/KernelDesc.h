@@ -50,6 +50,9 @@ struct KernelDesc {
   bool hasBias = false;    ///< linear, norms
   bool hasResidual = false; ///< linear: adds a residual input after the activation
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
+  /// linear: how the GEMM multiplies, "f32" or "bf16" (weights packed as
+  /// bf16 pairs, activations rounded to bf16, products summed in f32).
+  std::string precision = "f32";
   MaskDesc mask;           ///< attention
   /// A decoding step runs it with one row (tmk-decode-variants): compile a
   /// one-row variant next to the tiled one. Not part of the name.
@@ -84,6 +87,7 @@ struct BufferShape {
   bool isInt32 = false;
   bool isScalar = false;
   std::vector<int64_t> extents;
+  bool isBF16 = false; ///< elements are bf16 (a bf16 GEMM's packed weight)
 };
 
 /// Parameters of a kernel in call order; the output is last. Activation

@@ -49,6 +49,7 @@ KernelDesc describe(tmk::KernelOp kernel) {
   desc.theta = kernel.getTheta() ? kernel.getTheta()->convertToDouble() : 0.0;
   desc.position = kernel.getPosition().value_or("").str();
   desc.activation = kernel.getActivation().value_or("").str();
+  desc.precision = kernel.getPrecision().value_or("f32").str();
   desc.variant = kernel.getVariant().value_or("").str();
   desc.hasBias = kernel.getBias();
   desc.hasResidual = kernel.getResidual();

@@ -164,7 +164,7 @@ llvm::Expected<bool> runStages(PlannedModel &model, const PipelineOptions &optio
     if (llvm::Error error = loadModule(model, options.input, options.spec))
       return std::move(error);
   } else {
-    model.ownedSpec = loadSpec(options.input, llvm::errs());
+    model.ownedSpec = loadSpec(options.input, llvm::errs(), options.overrides);
     if (!model.ownedSpec.ok())
       return makeDiagnosedError();
     model.loaded = &model.ownedSpec;
@@ -240,15 +240,23 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
   llvm::Expected<TargetInfo> target = resolveTarget(options.target);
   if (!target)
     return target.takeError();
-  model->target = *target;
+  bool bf16 = false;
+  for (const KernelDesc &kernel : model->plan.kernels)
+    bf16 = bf16 || kernel.precision == "bf16";
+  if (bf16 && (target->gpu || target->isa == Isa::NEON))
+    return makeError("--target " + target->name +
+                     ": precision bf16 is compiled for x86-64 targets only so far (the spec's "
+                     "or --precision's bf16 linears); use precision f32 for this target");
+  model->target = bf16 ? withBf16Variant(*target) : *target;
+  const TargetInfo &resolved = *model->target;
   ScheduleTable tuned;
   if (!options.tuningDb.empty()) {
-    llvm::Expected<ScheduleTable> table = tunedSchedules(options.tuningDb, model->plan, *target);
+    llvm::Expected<ScheduleTable> table = tunedSchedules(options.tuningDb, model->plan, resolved);
     if (!table)
       return table.takeError();
     tuned = std::move(*table);
   }
-  resolveSchedules(model->plan, *target, tuned);
+  resolveSchedules(model->plan, resolved, tuned);
   model->complete = true;
   return std::move(model);
 }

@@ -45,6 +45,9 @@ enum class Stage { AST, TM, TMOpt, Kernels, Halide, Stmt, Asm, Obj, Exe, Lib, De
 struct PipelineOptions {
   std::string input;          ///< MODEL.tm, or a module saved by an IR stage (.mlir)
   std::string spec;           ///< --spec: the spec of a .mlir input (default: its tm.spec)
+  /// --precision: applied as a .tm input is checked (a .mlir input's
+  /// linears carry their precision already).
+  SpecOverrides overrides;
   /// A spec loaded already (`input` and `spec` are then unused): the model
   /// keeps a pointer to it, so it must outlive the model.
   const LoadedSpec *loaded = nullptr;

@@ -13,6 +13,14 @@ namespace {
 int64_t aligned32(int64_t floats) { return (floats + 31) / 32 * 32; }
 } // namespace
 
+std::string PackedWeight::viewArguments() const {
+  if (layout.bf16)
+    return llvm::formatv("halide_type_t(halide_type_bfloat, 16), {{2, {0}, {1}, {2}}",
+                         layout.panelWidth, layout.kPairs, layout.panels).str();
+  return llvm::formatv("halide_type_t(halide_type_float, 32), {{{0}, {1}, {2}}",
+                       layout.panelWidth, layout.K, layout.panels).str();
+}
+
 std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot) {
   if (slot.kind == Slot::Kind::Joined)
     return plan.joined[slot.index].parts;
@@ -146,9 +154,8 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
       what = manifest[pack.source.index].name;
     }
     os << kernel.inWidth << ", " << kernel.width << "});\n"
-       << "    View p(" << blockData << " + " << pack.offset << ", halide_type_float, {"
-       << pack.layout.panelWidth << ", " << pack.layout.K << ", " << pack.layout.panels
-       << "});\n"
+       << "    View p(" << blockData << " + " << pack.offset << ", " << pack.viewArguments()
+       << ");\n"
        << "    if (int rc = tmk_pack_" << kernel.symbol() << suffix << "(w.get(), p.get())) {\n"
        << "      delete block;\n"
        << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + what)

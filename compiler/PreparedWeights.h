@@ -27,7 +27,13 @@ struct PackedWeight {
   Slot source; ///< a manifest Weight, or a Joined weight stacked first
   GemmLayout layout;
   int64_t offset;
-  int64_t floats() const { return layout.panelWidth * layout.K * layout.panels; }
+  /// Its size in floats (bf16: two elements a float, K rounded up to even).
+  int64_t floats() const {
+    return layout.panelWidth * (layout.bf16 ? layout.kPairs : layout.K) * layout.panels;
+  }
+  /// The generated executor's View arguments for it, after the data pointer:
+  /// its Halide type and extents (LowerPack.cpp's contract).
+  std::string viewArguments() const;
 };
 
 /// A weight some kernel reads unpacked, in the shape it reads it (GPU: one

@@ -153,7 +153,12 @@ struct GemmLayout {
   int tileRows = 0;      ///< tokens per register tile
   int64_t kBlock = 0;    ///< reduction steps per block (== K when unblocked)
   int64_t kBlocks = 0;   ///< ceil(K / kBlock)
-  int unrollK = 1;       ///< reduction unroll (divides kBlock)
+  int unrollK = 1;       ///< reduction unroll (divides kBlock; bf16: kPairs)
+  /// bf16 precision: the weight is packed as pairs of bf16 along K (K rounded
+  /// up to even with a zero), multiplied by `vdpbf16ps` where the CPU has
+  /// AVX512-BF16; never blocked (kBlock == K).
+  bool bf16 = false;
+  int64_t kPairs = 0;    ///< bf16: ceil(K / 2)
 };
 
 /// The layout of `kernel` (a Linear kernel) under `schedule`.

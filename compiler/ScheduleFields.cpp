@@ -55,9 +55,13 @@ llvm::Error checkTileCols(const KernelDesc &, const TargetInfo &, const Schedule
   return llvm::Error::success();
 }
 
-llvm::Error checkKBlock(const KernelDesc &, const TargetInfo &, const Schedule &s) {
+llvm::Error checkKBlock(const KernelDesc &kernel, const TargetInfo &, const Schedule &s) {
   if (s.kBlock > 0 && s.kBlock < s.unrollK)
     return makeError("k_block=" + std::to_string(s.kBlock) + " must be 0 or at least unroll_k");
+  if (kernel.precision == "bf16" && s.kBlock > 0 && s.kBlock < kernel.inWidth)
+    return makeError("k_block=" + std::to_string(s.kBlock) +
+                     ": bf16 GEMMs are not blocked (0, or at least K = " +
+                     std::to_string(kernel.inWidth) + ")");
   return llvm::Error::success();
 }
 

@@ -12,6 +12,11 @@ namespace {
 
 constexpr const char *kAvx2 = "x86-64-linux-avx-avx2-f16c-fma-sse41";
 constexpr const char *kAvx512 = "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
+// The only Halide 14 feature that enables vdpbf16ps (no Zen 4 feature exists);
+// no AMX or FP16 instruction appears unless a kernel asks for one.
+constexpr const char *kAvx512Bf16 =
+    "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-"
+    "avx512_sapphirerapids";
 // NEON is part of every AArch64 CPU. No dot-product feature: sdot/udot and
 // bfdot multiply int8/bf16 pairs, and every kernel here is f32 (weights are
 // widened at load), so arm_dot_prod would change no instruction.
@@ -55,7 +60,7 @@ const char *TargetInfo::isaName() const {
     return "multi";
   switch (isa) {
   case Isa::AVX2: return "avx2";
-  case Isa::AVX512: return "avx512";
+  case Isa::AVX512: return bf16Dot ? "avx512bf16" : "avx512";
   case Isa::NEON: return "neon";
   }
   return "";
@@ -65,13 +70,20 @@ std::vector<TargetInfo> TargetInfo::concreteTargets() const {
   return variants.empty() ? std::vector<TargetInfo>{*this} : variants;
 }
 
-const char *targetNames() { return "host, x86-64-avx2, x86-64-avx512, arm64-linux, cuda, cuda-sm86"; }
+const char *targetNames() {
+  return "host, x86-64-avx2, x86-64-avx512, x86-64-avx512-bf16, arm64-linux, cuda, cuda-sm86";
+}
 
 llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
   if (name == "x86-64-avx2")
     return concrete(name, kAvx2, Isa::AVX2);
   if (name == "x86-64-avx512")
     return concrete(name, kAvx512, Isa::AVX512);
+  if (name == "x86-64-avx512-bf16") {
+    TargetInfo info = concrete(name, kAvx512Bf16, Isa::AVX512);
+    info.bf16Dot = true;
+    return info;
+  }
   if (name == "arm64-linux") {
     TargetInfo info = concrete(name, kArm64, Isa::NEON);
     info.crossTriple = "aarch64-linux-gnu";
@@ -99,6 +111,14 @@ llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
   info.vectorWidth = info.variants.back().vectorWidth;
   info.vectorRegisters = info.variants.back().vectorRegisters;
   return info;
+}
+
+TargetInfo withBf16Variant(const TargetInfo &target) {
+  if (target.name != "host" || target.variants.empty() || target.variants.front().bf16Dot)
+    return target;
+  TargetInfo out = target;
+  out.variants.insert(out.variants.begin(), llvm::cantFail(resolveTarget("x86-64-avx512-bf16")));
+  return out;
 }
 
 TargetInfo runnableVariant(const TargetInfo &target) {

@@ -20,7 +20,7 @@ using namespace llvm;
 namespace tmc {
 
 static LoadedSpec loadBuffer(std::unique_ptr<MemoryBuffer> buffer,
-                             raw_ostream &diagnostics) {
+                             raw_ostream &diagnostics, const SpecOverrides &overrides) {
   LoadedSpec result;
   result.sourceMgr = std::make_unique<SourceMgr>();
   unsigned id =
@@ -30,7 +30,7 @@ static LoadedSpec loadBuffer(std::unique_ptr<MemoryBuffer> buffer,
   Parser parser(result.sourceMgr->getMemoryBuffer(id)->getBuffer(), diags);
   result.ast = parser.parseFile();
   if (result.ast)
-    result.spec = analyze(*result.ast, diags);
+    result.spec = analyze(*result.ast, diags, overrides);
 
   diags.flush();
   result.errorCount = diags.errorCount();
@@ -89,7 +89,8 @@ Expected<std::unique_ptr<MemoryBuffer>> readInputFile(StringRef path, uint64_t m
   return std::move(*buffer);
 }
 
-LoadedSpec loadSpec(StringRef path, raw_ostream &diagnostics) {
+LoadedSpec loadSpec(StringRef path, raw_ostream &diagnostics,
+                    const SpecOverrides &overrides) {
   Expected<std::unique_ptr<MemoryBuffer>> buffer =
       readInputFile(path, kMaxSpecBytes, "the spec");
   if (!buffer) {
@@ -101,13 +102,13 @@ LoadedSpec loadSpec(StringRef path, raw_ostream &diagnostics) {
     result.errorCount = 1;
     return result;
   }
-  return loadBuffer(std::move(*buffer), diagnostics);
+  return loadBuffer(std::move(*buffer), diagnostics, overrides);
 }
 
 LoadedSpec loadSpecFromString(StringRef source, StringRef bufferName,
-                              raw_ostream &diagnostics) {
+                              raw_ostream &diagnostics, const SpecOverrides &overrides) {
   return loadBuffer(MemoryBuffer::getMemBufferCopy(source, bufferName),
-                    diagnostics);
+                    diagnostics, overrides);
 }
 
 } // namespace tmc

@@ -50,13 +50,16 @@ readInputFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
 /// Reads, parses and checks `path`; every diagnostic is printed to
 /// `diagnostics` as `file:line:col: error: message`, the source line, and a
 /// caret (llvm::SourceMgr::PrintMessage format).
-/// `-` reads standard input.
-LoadedSpec loadSpec(llvm::StringRef path, llvm::raw_ostream &diagnostics);
+/// `-` reads standard input. `overrides` are the command line's changes to
+/// the spec (--precision).
+LoadedSpec loadSpec(llvm::StringRef path, llvm::raw_ostream &diagnostics,
+                    const SpecOverrides &overrides = {});
 /// Same for a spec held in memory; `bufferName` stands in for the file name in
 /// diagnostics.
 LoadedSpec loadSpecFromString(llvm::StringRef source,
                               llvm::StringRef bufferName,
-                              llvm::raw_ostream &diagnostics);
+                              llvm::raw_ostream &diagnostics,
+                              const SpecOverrides &overrides = {});
 
 /// The --emit=ast dump: an indented tree with line:col of each node (stable
 /// format, tested with FileCheck).

@@ -147,7 +147,7 @@ private:
       Location at = loc(layer.attentionLoc, prefix);
       int64_t kvWidth = layer.kvHeads * layer.headDim;
       for (const char *which : {"k", "v"}) {
-        Value rows = linear(memory, prefix + "." + which, kvWidth, layer.bias, at);
+        Value rows = linear(memory, prefix + "." + which, kvWidth, layer.bias, layer.precision, at);
         builder.create<tm::CacheAppendOp>(at, rows.getType(), rows, offset,
                                           builder.getStringAttr(prefix + "." + which),
                                           builder.getI64IntegerAttr(spec.maxSeq));
@@ -218,13 +218,20 @@ private:
     return RankedTensorType::get({ShapedType::kDynamic, width}, builder.getF32Type());
   }
 
-  Value linear(Value x, const std::string &prefix, int64_t out, bool bias, Location at) {
+  /// The `precision` attribute of a linear: absent for f32, so that the IR
+  /// of a model that never asks for another precision is as it always was.
+  StringAttr precisionAttr(Precision precision) {
+    return precision == Precision::F32 ? StringAttr() : builder.getStringAttr(toString(precision));
+  }
+
+  Value linear(Value x, const std::string &prefix, int64_t out, bool bias, Precision precision,
+               Location at) {
     Value w = weight(prefix + ".weight", at);
     Value b = maybeWeight(bias, prefix + ".bias", at);
     auto rows = cast<ShapedType>(x.getType()).getDimSize(0);
     auto type = RankedTensorType::get({rows, out}, builder.getF32Type());
     return builder.create<tm::LinearOp>(named(prefix, at), type, x, w, b, /*residual=*/Value(),
-                                        builder.getStringAttr("none"));
+                                        builder.getStringAttr("none"), precisionAttr(precision));
   }
 
   Value norm(Value x, const std::string &prefix, const NormSpec &spec, Location at) {
@@ -282,9 +289,9 @@ private:
                        bool decoder) {
     Location at = loc(layer.attentionLoc, prefix);
     int64_t qWidth = layer.heads * layer.headDim, kvWidth = layer.kvHeads * layer.headDim;
-    Value q = linear(x, prefix + ".q", qWidth, layer.bias, at);
-    Value k = linear(x, prefix + ".k", kvWidth, layer.bias, at);
-    Value v = linear(x, prefix + ".v", kvWidth, layer.bias, at);
+    Value q = linear(x, prefix + ".q", qWidth, layer.bias, layer.precision, at);
+    Value k = linear(x, prefix + ".k", kvWidth, layer.bias, layer.precision, at);
+    Value v = linear(x, prefix + ".v", kvWidth, layer.bias, layer.precision, at);
     if (spec.position == PositionKind::Rope) {
       q = rope(q, layer, layer.heads, named(prefix + ".q", at));
       k = rope(k, layer, layer.kvHeads, named(prefix + ".k", at));
@@ -322,7 +329,7 @@ private:
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
         maskAttr(mask, decoder),
         spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr());
-    return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
+    return linear(attention, prefix + ".o", spec.dModel, layer.bias, layer.precision, at);
   }
 
   /// Queries from the decoder, keys and values from the encoder's output,
@@ -330,7 +337,7 @@ private:
   Value buildCrossAttention(Value x, const LayerSpec &layer, const std::string &prefix) {
     Location at = loc(layer.attentionLoc, prefix);
     int64_t qWidth = layer.heads * layer.headDim, kvWidth = layer.kvHeads * layer.headDim;
-    Value q = linear(x, prefix + ".q", qWidth, layer.bias, at);
+    Value q = linear(x, prefix + ".q", qWidth, layer.bias, layer.precision, at);
     auto read = [&](const char *which) {
       return builder.create<tm::CacheReadOp>(at, activations(kvWidth),
                                              builder.getStringAttr(prefix + "." + which),
@@ -346,7 +353,7 @@ private:
         builder.getI64IntegerAttr(layer.headDim),
         builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(layer.headDim))),
         maskAttr(sourcePadding, /*decoder=*/false), UnitAttr());
-    return linear(attention, prefix + ".o", spec.dModel, layer.bias, at);
+    return linear(attention, prefix + ".o", spec.dModel, layer.bias, layer.precision, at);
   }
 
   Value buildFeedForward(Value x, const LayerSpec &layer, const std::string &prefix) {
@@ -354,19 +361,19 @@ private:
     bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
     Value h;
     if (gated) {
-      Value gate = linear(x, prefix + ".gate", layer.dFF, layer.bias, at);
-      Value up = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
+      Value gate = linear(x, prefix + ".gate", layer.dFF, layer.bias, layer.precision, at);
+      Value up = linear(x, prefix + ".up", layer.dFF, layer.bias, layer.precision, at);
       h = builder.create<tm::GatedActivationOp>(
           named(prefix + ".act", at), gate.getType(), gate, up,
           builder.getStringAttr(layer.ffn == Activation::SwiGLU ? "silu" : "gelu"));
     } else {
-      h = linear(x, prefix + ".up", layer.dFF, layer.bias, at);
+      h = linear(x, prefix + ".up", layer.dFF, layer.bias, layer.precision, at);
       // Named as the up projection it follows: fused or not, the last op
       // named ".up" yields act(up).
       h = builder.create<tm::ActivationOp>(named(prefix + ".up", at), h.getType(), h,
                                            builder.getStringAttr(toString(layer.ffn)));
     }
-    return linear(h, prefix + ".down", spec.dModel, layer.bias, at);
+    return linear(h, prefix + ".down", spec.dModel, layer.bias, layer.precision, at);
   }
 
   /// post: x = norm(x + f(x));  pre: x = x + f(norm(x)).
@@ -416,8 +423,10 @@ private:
       // token table itself.
       Value w = weight(spec.tiedHead ? table : "output.weight", at);
       Value b = maybeWeight(spec.headBias, "output.bias", at);
+      // The head takes the model-level precision: it belongs to no stack.
       return builder.create<tm::LinearOp>(at, activations(spec.vocab), x, w, b, Value(),
-                                          builder.getStringAttr("none"));
+                                          builder.getStringAttr("none"),
+                                          precisionAttr(spec.precision));
     }
     case OutputKind::Classifier: {
       auto pooledType = RankedTensorType::get({1, spec.dModel}, builder.getF32Type());
@@ -425,7 +434,7 @@ private:
       Value pooled = builder.create<tm::PoolOp>(at, pooledType, x,
                                                 mean ? inputs.lookup("length") : Value(),
                                                 builder.getStringAttr(mean ? "mean" : "first"));
-      return linear(pooled, "classifier", spec.classes, /*bias=*/true, at);
+      return linear(pooled, "classifier", spec.classes, /*bias=*/true, spec.precision, at);
     }
     }
     return x;

@@ -47,4 +47,16 @@ const char *toString(MaskKind kind) {
   return "?";
 }
 
+const char *toString(Precision precision) {
+  return precision == Precision::BF16 ? "bf16" : "f32";
+}
+
+std::optional<Precision> parsePrecision(const std::string &text) {
+  if (text == "f32")
+    return Precision::F32;
+  if (text == "bf16")
+    return Precision::BF16;
+  return std::nullopt;
+}
+
 } // namespace tmc

@@ -22,6 +22,11 @@ enum class NormPlacement { Post, Pre };
 enum class Activation { Relu, Gelu, GeluTanh, Silu, SwiGLU, GeGLU };
 enum class OutputKind { Hidden, LMHead, Classifier };
 enum class DType { F32, F16, BF16 };
+/// How the GEMMs of linear layers multiply (`precision = ...`), apart from
+/// `dtype`, the storage type of the weights file. bf16: the weights are
+/// packed as bf16 at load, activations are rounded to bf16 inside the GEMM
+/// and the products are summed in f32; everything else stays f32.
+enum class Precision { F32, BF16 };
 
 struct NormSpec {
   NormKind kind = NormKind::LayerNorm;
@@ -76,8 +81,11 @@ struct LayerSpec {
   MaskSpec mask;
   AttentionKind attention = AttentionKind::Full;
   int64_t linformerK = 0; ///< linformer: rows keys and values are projected to
+  /// Of every linear of the layer (q/k/v/o, cross-attention, FFN); the
+  /// stack's, else the model's, unless the layer sets its own.
+  Precision precision = Precision::F32;
   // Locations of the keys, for diagnostics and op locations further down.
-  llvm::SMLoc attentionLoc, ffnLoc, normLoc, maskLoc;
+  llvm::SMLoc attentionLoc, ffnLoc, normLoc, maskLoc, precisionLoc;
 };
 
 /// One `encoder { }` or `decoder { }` block. Its LayerSpec base holds the
@@ -115,9 +123,12 @@ struct ModelSpec {
   int64_t classes = 0;         ///< classifier(classes = N)
   Pooling pool = Pooling::First; ///< classifier(pool = first|mean)
   DType dtype = DType::F32;
+  /// The model's default, which stacks and layers inherit, and the precision
+  /// of the output head (LM head or classifier).
+  Precision precision = Precision::F32;
   StackSpec encoder;
   StackSpec decoder;
-  llvm::SMLoc positionLoc, outputLoc;
+  llvm::SMLoc positionLoc, outputLoc, precisionLoc;
 
   bool isEncoderDecoder() const { return encoder.present && decoder.present; }
   /// Width of the tensor the executable returns per position.
@@ -136,5 +147,15 @@ const char *toString(Activation kind);
 const char *toString(NormKind kind);
 const char *toString(NormPlacement placement);
 const char *toString(MaskKind kind);
+const char *toString(Precision precision); ///< "f32", "bf16"
+/// The inverse of toString(Precision); nullopt for any other text.
+std::optional<Precision> parsePrecision(const std::string &text);
+
+/// What the command line changes in a spec as it is checked (`tmc compile
+/// --precision=bf16`): applied in Sema, before the stacks inherit, so that a
+/// stack's or layer's own key still wins.
+struct SpecOverrides {
+  std::optional<Precision> precision; ///< replaces the model-level `precision`
+};
 
 } // namespace tmc

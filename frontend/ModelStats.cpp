@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -50,6 +51,40 @@ int64_t &partOf(ModelSizes &sizes, StringRef name) {
 }
 
 bool gated(Activation ffn) { return ffn == Activation::SwiGLU || ffn == Activation::GeGLU; }
+
+/// Elements of the weight matrices (not biases) of the linears `precision`
+/// applies to: each layer's projections and FFN, the head's. Mirrors the
+/// shapes buildManifest gives them.
+int64_t bf16LinearElements(const ModelSpec &spec, Checked &checked) {
+  int64_t elements = 0, d = spec.dModel;
+  for (const StackSpec *stack : {&spec.encoder, &spec.decoder}) {
+    if (!stack->present)
+      continue;
+    for (int64_t i = 0; i < stack->layers; ++i) {
+      const LayerSpec &layer =
+          stack->layerSpecs.empty() ? static_cast<const LayerSpec &>(*stack) : stack->layer(i);
+      if (layer.precision != Precision::BF16)
+        continue;
+      int64_t qWidth = checked.mul(layer.heads, layer.headDim);
+      int64_t kvWidth = checked.mul(layer.kvHeads, layer.headDim);
+      // q and o are d x qWidth each, k and v d x kvWidth each.
+      int64_t attention = checked.mul(2, checked.mul(d, qWidth));
+      checked.add(attention, checked.mul(2, checked.mul(d, kvWidth)));
+      checked.add(elements, attention);
+      if (stack->crossAttention)
+        checked.add(elements, attention);
+      checked.add(elements,
+                  checked.mul(gated(layer.ffn) ? 3 : 2, checked.mul(d, layer.dFF)));
+    }
+  }
+  if (spec.precision == Precision::BF16) {
+    if (spec.output == OutputKind::LMHead && !spec.tiedHead)
+      checked.add(elements, checked.mul(spec.vocab, d));
+    else if (spec.output == OutputKind::Classifier)
+      checked.add(elements, checked.mul(spec.classes, d));
+  }
+  return elements;
+}
 
 /// FLOPs of one stack, counted layer by layer.
 class StackFlops {
@@ -160,6 +195,15 @@ std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overf
       *overflow = checked.overflowed ? "the parameter count" : "the weight size in bytes";
     return std::nullopt;
   }
+  // No more than the parameters, so the element count cannot overflow; the
+  // f32 bytes can where an f16/bf16 file's size did not, and saturate rather
+  // than refuse a spec that fits in 64 bits as stored.
+  Checked split;
+  int64_t bf16Elements = bf16LinearElements(spec, split);
+  sizes.bf16WeightBytes = split.mul(bf16Elements, 2);
+  sizes.f32WeightBytes = split.mul(sizes.parameters - bf16Elements, 4);
+  if (split.overflowed)
+    sizes.bf16WeightBytes = sizes.f32WeightBytes = std::numeric_limits<int64_t>::max();
   if (spec.decoder.present) {
     const StackSpec &stack = spec.decoder;
     for (int64_t i = 0; i < stack.layers; ++i) {

@@ -27,6 +27,12 @@ struct ModelSizes {
   int64_t embeddingParameters = 0, encoderParameters = 0, decoderParameters = 0,
           headParameters = 0;
   int64_t weightBytes = 0;
+  /// The weights as the model computes with them, whatever `dtype` stores
+  /// them as: the matrices of bf16 linears at 2 bytes an element, every other
+  /// tensor (f32 linears, norms, biases, embedding tables, a tied head's
+  /// table too, which the embedding reads) at 4. They sum to the parameters'
+  /// bytes with bf16 matrices counted at 2.
+  int64_t bf16WeightBytes = 0, f32WeightBytes = 0;
   /// f32 keys and values of every decoder layer at max_seq positions (and,
   /// with cross-attention, of the encoder output they attend to); 0 for an
   /// encoder-only model, which does not decode.

@@ -14,7 +14,8 @@ using namespace sema;
 ArrayRef<StringRef> modelKeys() {
   static const StringRef keys[] = {
       "vocab",      "d_model",  "max_seq",          "position", "embed_scale",
-      "embed_norm", "segments", "share_embeddings", "output",   "dtype"};
+      "embed_norm", "segments", "share_embeddings", "output",   "dtype",
+      "precision"};
   return keys;
 }
 
@@ -22,8 +23,9 @@ namespace {
 
 class ModelChecker {
 public:
-  ModelChecker(const ast::Model &model, DiagnosticEngine &diags)
-      : model(model), diags(diags), reader(diags) {}
+  ModelChecker(const ast::Model &model, DiagnosticEngine &diags,
+               const SpecOverrides &overrides)
+      : model(model), diags(diags), overrides(overrides), reader(diags) {}
 
   std::optional<ModelSpec> check() {
     unsigned errorsBefore = diags.errorCount();
@@ -36,6 +38,7 @@ public:
     checkEmbedding();
     checkOutput();
     checkDType();
+    checkPrecision();
     checkStacks();
     checkApplicability();
     if (diags.errorCount() != errorsBefore)
@@ -153,6 +156,19 @@ private:
     spec.dtype = types[chosen->index];
   }
 
+  /// Read before the stacks, which inherit it. --precision replaces the
+  /// key's value, not the stacks' or layers' own keys; the key is still
+  /// checked, so that a bad value is reported either way.
+  void checkPrecision() {
+    if (const ast::Assignment *a = key("precision")) {
+      spec.precisionLoc = a->loc;
+      if (std::optional<Precision> precision = reader.precision(*a->value, "precision"))
+        spec.precision = *precision;
+    }
+    if (overrides.precision)
+      spec.precision = *overrides.precision;
+  }
+
   void checkStacks() {
     const ast::Stack *encoder = nullptr, *decoder = nullptr;
     for (const ast::Stack &stack : model.stacks) {
@@ -216,6 +232,7 @@ private:
 
   const ast::Model &model;
   DiagnosticEngine &diags;
+  const SpecOverrides &overrides;
   ValueReader reader;
   KeyMap keys;
   ModelSpec spec;
@@ -224,8 +241,9 @@ private:
 } // namespace
 
 std::optional<ModelSpec> analyze(const ast::Model &model,
-                                 DiagnosticEngine &diags) {
-  return ModelChecker(model, diags).check();
+                                 DiagnosticEngine &diags,
+                                 const SpecOverrides &overrides) {
+  return ModelChecker(model, diags, overrides).check();
 }
 
 } // namespace tmc

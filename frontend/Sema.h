@@ -20,9 +20,11 @@ namespace tmc {
 
 class DiagnosticEngine;
 
-/// Checks `model`; std::nullopt if any error was reported.
+/// Checks `model` with the command line's `overrides` applied; std::nullopt
+/// if any error was reported.
 std::optional<ModelSpec> analyze(const ast::Model &model,
-                                 DiagnosticEngine &diags);
+                                 DiagnosticEngine &diags,
+                                 const SpecOverrides &overrides = {});
 
 /// The keys of the model block, in documentation order.
 llvm::ArrayRef<llvm::StringRef> modelKeys();

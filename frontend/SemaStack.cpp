@@ -27,13 +27,15 @@ using namespace sema;
 ArrayRef<StringRef> stackKeys() {
   static const StringRef keys[] = {
       "layers", "heads", "kv_heads", "head_dim", "d_ff",            "ffn",
-      "norm",   "final_norm", "bias", "mask",    "cross_attention", "attention"};
+      "norm",   "final_norm", "bias", "mask",    "cross_attention", "attention",
+      "precision"};
   return keys;
 }
 
 ArrayRef<StringRef> layerKeys() {
   static const StringRef keys[] = {"heads", "kv_heads", "head_dim", "d_ff", "ffn",
-                                   "norm",  "bias",     "mask",     "attention"};
+                                   "norm",  "bias",     "mask",     "attention",
+                                   "precision"};
   return keys;
 }
 
@@ -100,6 +102,9 @@ void StackChecker::check(StackSpec &out) {
   out.loc = stack.loc;
   out.norm.loc = stack.loc;
   out.crossAttention = context.isDecoder && context.hasEncoder;
+  // Inherited from the model (after --precision) unless the block sets it.
+  out.precision = model.precision;
+  out.precisionLoc = model.precisionLoc;
   const Misplaced elsewhere[] = {
       {modelKeys(), "at model level, outside the " + stack.kind + " block"}};
   keys = reader.collectKeys(stack.assignments, stack.kind, stackKeys(), elsewhere);
@@ -192,6 +197,10 @@ void StackChecker::applyLayerKey(const ast::Assignment &a, LayerSpec &out) {
   } else if (key == "attention") {
     out.attentionLoc = a.loc;
     readAttention(value, out);
+  } else if (key == "precision") {
+    out.precisionLoc = a.loc;
+    if (std::optional<Precision> precision = reader.precision(value, key))
+      out.precision = *precision;
   }
 }
 

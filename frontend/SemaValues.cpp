@@ -222,6 +222,15 @@ std::optional<NormSpec> ValueReader::norm(const ast::Value &value,
   return norm;
 }
 
+std::optional<Precision> ValueReader::precision(const ast::Value &value,
+                                               StringRef what) {
+  const Choice choices[] = {{"f32"}, {"bf16"}};
+  std::optional<Chosen> chosen = choose(value, what, choices);
+  if (!chosen)
+    return std::nullopt;
+  return chosen->index == 0 ? Precision::F32 : Precision::BF16;
+}
+
 KeyMap ValueReader::collectKeys(ArrayRef<ast::Assignment> assignments,
                                 StringRef block, ArrayRef<StringRef> known,
                                 ArrayRef<Misplaced> misplaced) {

@@ -238,9 +238,9 @@ private:
   /// act(up(x)), or for gated kinds act(gate(x)) * up(x); then down.
   Matrix ffn(const Matrix &x, const LayerSpec &layer, const std::string &prefix) {
     bool gated = layer.ffn == Activation::SwiGLU || layer.ffn == Activation::GeGLU;
-    Matrix up = detail::linear(weights, x, prefix + ".up", layer.dFF, layer.bias);
+    Matrix up = detail::linear(weights, x, prefix + ".up", layer.dFF, layer.bias, layer.precision);
     if (gated) {
-      Matrix gate = detail::linear(weights, x, prefix + ".gate", layer.dFF, layer.bias);
+      Matrix gate = detail::linear(weights, x, prefix + ".gate", layer.dFF, layer.bias, layer.precision);
       tap(prefix + ".up", up);
       tap(prefix + ".gate", gate);
       for (size_t i = 0; i < up.data.size(); ++i)
@@ -252,7 +252,8 @@ private:
       tap(prefix + ".up", up);
     }
     return tap(prefix + ".down",
-               detail::linear(weights, up, prefix + ".down", spec.dModel, layer.bias));
+               detail::linear(weights, up, prefix + ".down", spec.dModel, layer.bias,
+                              layer.precision));
   }
 
   /// The output head over the final hidden states `h` [T, d_model].
@@ -265,7 +266,7 @@ private:
       int64_t count = spec.vocab * spec.dModel;
       const float *w = weights.get(spec.tiedHead ? table : "output.weight", count);
       const float *b = spec.headBias ? weights.get("output.bias", spec.vocab) : nullptr;
-      return tap("output", detail::linear(h, w, b, spec.vocab));
+      return tap("output", detail::linear(h, w, b, spec.vocab, spec.precision));
     }
     case OutputKind::Classifier: {
       Matrix pooled(1, h.cols);
@@ -273,7 +274,8 @@ private:
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < h.cols; ++c)
           pooled.at(0, c) += h.at(r, c) / static_cast<double>(rows);
-      return tap("classifier", detail::linear(weights, pooled, "classifier", spec.classes, true));
+      return tap("classifier", detail::linear(weights, pooled, "classifier", spec.classes, true,
+                                                           spec.precision));
     }
     }
     return h;

@@ -71,9 +71,9 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
                  const std::string &prefix, const Matrix &queries, const Matrix &keys) {
   const LayerSpec &layer = *site.layer;
   int64_t hd = layer.headDim;
-  Matrix q = linear(weights, queries, prefix + ".q", layer.heads * hd, layer.bias);
-  Matrix k = linear(weights, keys, prefix + ".k", layer.kvHeads * hd, layer.bias);
-  Matrix v = linear(weights, keys, prefix + ".v", layer.kvHeads * hd, layer.bias);
+  Matrix q = linear(weights, queries, prefix + ".q", layer.heads * hd, layer.bias, layer.precision);
+  Matrix k = linear(weights, keys, prefix + ".k", layer.kvHeads * hd, layer.bias, layer.precision);
+  Matrix v = linear(weights, keys, prefix + ".v", layer.kvHeads * hd, layer.bias, layer.precision);
 
   bool positional = !site.cross;
   if (positional && spec.position == PositionKind::Rope) {
@@ -145,7 +145,7 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
       }
     }
   }
-  Matrix out = linear(weights, context, prefix + ".o", spec.dModel, layer.bias);
+  Matrix out = linear(weights, context, prefix + ".o", spec.dModel, layer.bias, layer.precision);
   if (site.tap) {
     site.tap(prefix + ".attn", false, context);
     site.tap(prefix + ".o", false, out);

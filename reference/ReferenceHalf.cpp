@@ -7,6 +7,7 @@
 
 #include "reference/ReferenceHalf.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -43,5 +44,18 @@ double narrowFloatValue(uint16_t bits, int exponentBits, int fractionBits) {
 double binary16Value(uint16_t bits) { return narrowFloatValue(bits, 5, 10); }
 
 double bfloat16Value(uint16_t bits) { return narrowFloatValue(bits, 8, 7); }
+
+double roundToBfloat16(double value) {
+  if (value == 0 || !std::isfinite(value))
+    return value;
+  int exponent;
+  std::frexp(value, &exponent); // |value| = m * 2^exponent, m in [0.5, 1)
+  // The quantum: 2^(exponent - 8) keeps 8 significant bits; bf16's smallest
+  // normal is 2^-126, below which the quantum stays 2^-133.
+  const int quantum = std::max(exponent - 8, -133);
+  // nearbyint rounds ties to even under the default rounding mode; the
+  // scaled value is an exact double.
+  return std::ldexp(std::nearbyint(std::ldexp(value, -quantum)), quantum);
+}
 
 } // namespace tmc::ref

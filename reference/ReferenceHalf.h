@@ -22,4 +22,9 @@ double binary16Value(uint16_t bits);
 /// zero or subnormal (fraction * 2^-133), exponent 255 infinity or NaN.
 double bfloat16Value(uint16_t bits);
 
+/// `value` rounded to the nearest bfloat16 (8 significant bits; ties to even),
+/// as a bf16 GEMM rounds its inputs (precision = bf16). Zero, infinities and
+/// NaN pass through; below 2^-126 the quantum is bf16's subnormal 2^-133.
+double roundToBfloat16(double value);
+
 } // namespace tmc::ref

@@ -69,11 +69,14 @@ private:
 };
 
 /// y = x W^T (+ b) with W in nn.Linear layout [out, in]; b may be null.
-Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out);
+/// Precision::BF16 rounds every element of x and W to bf16 first (the bias
+/// stays f32), as tmc's bf16 GEMMs do; the sum is exact-ish in double.
+Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
+              Precision precision = Precision::F32);
 
 /// linear() with W at `prefix`.weight and, if `bias`, b at `prefix`.bias.
 Matrix linear(WeightTable &weights, const Matrix &x, const std::string &prefix,
-              int64_t out, bool bias);
+              int64_t out, bool bias, Precision precision = Precision::F32);
 
 /// What one attention call attends over and how.
 struct AttentionSite {

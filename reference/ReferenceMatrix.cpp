@@ -1,5 +1,6 @@
 //===- ReferenceMatrix.cpp - Matrices, checked weight reads, linear layers ===//
 
+#include "reference/ReferenceHalf.h"
 #include "reference/ReferenceInternal.h"
 
 namespace tmc::ref::detail {
@@ -42,23 +43,29 @@ const float *WeightTable::get(const std::string &name, int64_t count) {
   return zeroBuffers.back().data();
 }
 
-Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out) {
+Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
+              Precision precision) {
+  const bool bf16 = precision == Precision::BF16;
+  auto input = [&](double value) { return bf16 ? roundToBfloat16(value) : value; };
+  Matrix xr = x;
+  for (double &value : xr.data)
+    value = input(value);
   Matrix y(x.rows, out);
   for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t o = 0; o < out; ++o) {
       double sum = b ? static_cast<double>(b[o]) : 0.0;
       for (int64_t i = 0; i < x.cols; ++i)
-        sum += x.at(r, i) * static_cast<double>(w[o * x.cols + i]);
+        sum += xr.at(r, i) * input(static_cast<double>(w[o * x.cols + i]));
       y.at(r, o) = sum;
     }
   return y;
 }
 
 Matrix linear(WeightTable &weights, const Matrix &x, const std::string &prefix,
-              int64_t out, bool bias) {
+              int64_t out, bool bias, Precision precision) {
   const float *w = weights.get(prefix + ".weight", out * x.cols);
   const float *b = bias ? weights.get(prefix + ".bias", out) : nullptr;
-  return linear(x, w, b, out);
+  return linear(x, w, b, out, precision);
 }
 
 } // namespace tmc::ref::detail

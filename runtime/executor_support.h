@@ -56,6 +56,10 @@ struct View {
   halide_dimension_t dims[TMR_MAX_RANK]{};
 
   View(const void *data, halide_type_code_t code, std::initializer_list<int32_t> extents,
+       int32_t rowStride = 0)
+      : View(data, halide_type_t(code, 32, 1), extents, rowStride) {}
+  /// Any element type (a bf16 GEMM's packed weight).
+  View(const void *data, halide_type_t type, std::initializer_list<int32_t> extents,
        int32_t rowStride = 0) {
     int32_t stride = 1, i = 0;
     for (int32_t extent : extents) {
@@ -66,7 +70,7 @@ struct View {
     if (rowStride > 0 && i > 0)
       dims[i - 1].stride = rowStride;
     buffer.host = static_cast<uint8_t *>(const_cast<void *>(data));
-    buffer.type = halide_type_t(code, 32, 1);
+    buffer.type = type;
     buffer.dimensions = i;
     buffer.dim = dims;
   }

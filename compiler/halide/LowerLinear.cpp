@@ -74,8 +74,13 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   std::vector<Func> stages;
   Func packed;
   if (prepacked) {
-    ImageParam pw = makeInput(packedWeightShape(kernel, schedule), "packed_weight"); // (j, k, p)
-    pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
+    // (j, k, p); bf16: (e, j, k2, p)
+    ImageParam pw = makeInput(packedWeightShape(kernel, schedule), "packed_weight");
+    if (l.bf16)
+      pw.set_estimates({{0, 2}, {0, P}, {0, static_cast<int>(l.kPairs)},
+                        {0, static_cast<int>(l.panels)}});
+    else
+      pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
     args.push_back(pw);
     packed = pw;
   } else {
@@ -105,9 +110,20 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   xc(v.n, t) = x(v.n, min(t, T - 1));
   Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
-  Func acc("acc"), partial("partial");
+  Func acc("acc"), partial("partial"), xb("x_bf16");
   RDom r(0, K, "r"), rk(0, kc, "rk"), rb(0, static_cast<int>(l.kBlocks), "rb");
-  if (blocked) {
+  RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
+  if (l.bf16) {
+    // The tokens rounded to bf16 once per call, in the weight's pair layout;
+    // each pair of products is summed in f32 (vdpbf16ps's semantics).
+    Var e("e"), k2("k2");
+    Expr k = 2 * k2 + e;
+    xb(e, k2, t) = cast(BFloat(16), select(k < K, xc(min(k, K - 1), t), 0.0f));
+    acc(j, t, p) = init;
+    acc(j, t, p) += cast<float>(xb(rp.x, rp.y, t)) * cast<float>(packed(rp.x, j, rp.y, p));
+    stages.push_back(xc);
+    stages.push_back(xb);
+  } else if (blocked) {
     Expr k = kb * kc + rk;
     if (l.K % kc != 0) {
       // The predicate shortens the last block's loop, but Halide's bounds of
@@ -163,7 +179,36 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     scheduleOut(out.specialize(T == 1), 1);
   scheduleOut(out, R);
 
-  if (!blocked) {
+  if (l.bf16) {
+    // As the unblocked f32 tile below, with each pair of K innermost:
+    // `atomic().vectorize` over the pair and the feature lanes is the
+    // VectorReduce pattern LLVM lowers to vdpbf16ps (avx512_sapphirerapids;
+    // elsewhere Halide widens the bf16 halves and uses FMAs).
+    Var e = xb.args()[0], k2 = xb.args()[1];
+    xb.compute_root().bound(e, 0, 2).reorder(e, k2, t).unroll(e).vectorize(
+        k2, l.vectorWidth, TailStrategy::GuardWithIf);
+    if (schedule.parallel)
+      xb.parallel(t);
+    acc.compute_at(out, rowTasks ? v.tile : v.to);
+    auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
+      tileStage(pure, v, l, rows, {}, {p});
+      update.split(t, v.tt, v.tl, rows, TailStrategy::RoundUp)
+          .split(j, v.nv, v.nl, l.vectorWidth, TailStrategy::RoundUp);
+      std::vector<VarOrRVar> order = {rp.x, v.nl, v.nv, v.tl};
+      if (l.unrollK > 1) {
+        RVar ro("rpo"), ri("rpi");
+        update.split(rp.y, ro, ri, l.unrollK, TailStrategy::GuardWithIf).unroll(ri);
+        order.insert(order.end(), {ri, ro});
+      } else {
+        order.push_back(rp.y);
+      }
+      order.insert(order.end(), {v.tt, p});
+      update.reorder(order).atomic().vectorize(rp.x).vectorize(v.nl).unroll(v.nv).unroll(v.tl);
+    };
+    if (decode)
+      scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);
+    scheduleAcc(acc, acc.update(), R);
+  } else if (!blocked) {
     // The whole reduction in one register tile, computed per row tile.
     acc.compute_at(out, rowTasks ? v.tile : v.to);
     auto scheduleAcc = [&](Stage pure, Stage update, int rows) {

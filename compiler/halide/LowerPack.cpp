@@ -30,6 +30,13 @@
 // `lowerLinear(kd, s)` keeps the unpacked signature (kernelSignature(kd)) and
 // packs inside the pipeline on every call, until the executor packs at load.
 //
+// bf16 precision (L.bf16; K2 = L.kPairs = ceil(K / 2)): the packed weight is
+// bf16, Halide (e, j, k2, p), extents [2, P, K2, panels], dense:
+//       packed[((p * K2 + k2) * P + j) * 2 + e] = bf16(W[p * P + j][2 * k2 + e])
+//   rounded to nearest even, 0 past N and past K (an odd K's last pair).
+//   `packedWeightShape` says so with isBF16 and four extents; one k2 step of
+//   a panel is P pairs, 16 of which fill the 32 bf16 lanes of vdpbf16ps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/halide/Lowering.h"
@@ -41,7 +48,12 @@ namespace tmc::halide {
 BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule) {
   GemmLayout l = gemmLayout(kernel, schedule);
   BufferShape shape;
-  shape.extents = {l.panelWidth, l.K, l.panels};
+  if (l.bf16) {
+    shape.extents = {2, l.panelWidth, l.kPairs, l.panels};
+    shape.isBF16 = true;
+  } else {
+    shape.extents = {l.panelWidth, l.K, l.panels};
+  }
   return shape;
 }
 
@@ -51,11 +63,28 @@ Func definePackedWeight(const Func &weight, const GemmLayout &layout) {
   Var j("j"), k("k"), p("p");
   Expr n = p * P + j;
   Func packed("packed_weight");
+  if (layout.bf16) {
+    const int K = static_cast<int>(layout.K);
+    Var e("e");
+    Expr kk = 2 * k + e;
+    packed(e, j, k, p) = cast(BFloat(16), select(n < N && kk < K,
+                                                 weight(min(kk, K - 1), min(n, N - 1)), 0.0f));
+    return packed;
+  }
   packed(j, k, p) = select(n < N, weight(k, min(n, N - 1)), 0.0f);
   return packed;
 }
 
 void schedulePackedWeight(Func &packed, const GemmLayout &layout, const Schedule &schedule) {
+  if (layout.bf16) {
+    // Pairs of adjacent source floats, a panel row of P pairs at a time.
+    Var e = packed.args()[0], j = packed.args()[1], k = packed.args()[2], p = packed.args()[3];
+    packed.bound(e, 0, 2).reorder(e, j, k, p).unroll(e).vectorize(j, layout.vectorWidth,
+                                                                   TailStrategy::GuardWithIf);
+    if (schedule.parallel)
+      packed.parallel(p);
+    return;
+  }
   // Each task writes one panel. The weight's rows are K apart, so a panel
   // row is a strided gather; blocking k by the vector width keeps the vw x P
   // block of source lines in L1 while it is consumed.
@@ -76,9 +105,15 @@ LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule
   w.set_estimates({{0, static_cast<int>(layout.K)}, {0, static_cast<int>(layout.N)}});
   Func packed = definePackedWeight(w, layout);
   constrainOutput(packed, packedWeightShape(kernel, schedule));
-  packed.set_estimates({{0, layout.panelWidth},
-                        {0, static_cast<int>(layout.K)},
-                        {0, static_cast<int>(layout.panels)}});
+  if (layout.bf16)
+    packed.set_estimates({{0, 2},
+                          {0, layout.panelWidth},
+                          {0, static_cast<int>(layout.kPairs)},
+                          {0, static_cast<int>(layout.panels)}});
+  else
+    packed.set_estimates({{0, layout.panelWidth},
+                          {0, static_cast<int>(layout.K)},
+                          {0, static_cast<int>(layout.panels)}});
   schedulePackedWeight(packed, layout, schedule);
   return {packed, {w}, {packed}};
 }

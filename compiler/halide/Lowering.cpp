@@ -11,8 +11,8 @@ namespace tmc::halide {
 
 ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
-  ImageParam param(shape.isInt32 ? Int(32) : Float(32), static_cast<int>(shape.extents.size()),
-                   name);
+  Type type = shape.isInt32 ? Int(32) : shape.isBF16 ? BFloat(16) : Float(32);
+  ImageParam param(type, static_cast<int>(shape.extents.size()), name);
   // Weights are mmap'd at whatever offset the file gives them: promise
   // element alignment only, so that Halide never emits aligned vector loads.
   param.set_host_alignment(4);

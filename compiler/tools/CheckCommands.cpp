@@ -69,7 +69,8 @@ json layerJson(const LayerSpec &layer) {
             {"mask", formatMask(layer.mask)},
             {"attention", layer.attention == AttentionKind::Full
                               ? std::string("full")
-                              : "linformer(k = " + std::to_string(layer.linformerK) + ")"}};
+                              : "linformer(k = " + std::to_string(layer.linformerK) + ")"},
+            {"precision", toString(layer.precision)}};
   return j;
 }
 
@@ -245,20 +246,45 @@ void printStack(raw_ostream &os, const char *name, const json &s) {
        << g["d_ff"].get<int64_t>() << ", ffn " << g["ffn"].get<std::string>() << ", "
        << g["norm"].get<std::string>() << (g["bias"].get<bool>() ? ", bias" : ", no bias")
        << ", mask " << g["mask"].get<std::string>() << ", attention "
-       << g["attention"].get<std::string>() << "\n";
+       << g["attention"].get<std::string>();
+    // Said only when not the default, so that f32 models read as before.
+    if (g["precision"].get<std::string>() != toString(Precision::F32))
+      os << ", precision " << g["precision"].get<std::string>();
+    os << "\n";
   }
+}
+
+/// The linears' precisions in a word: one, when every linear (the head's
+/// too) has it, else "mixed".
+std::string linearPrecisions(const ModelSpec &spec) {
+  bool f32 = false, bf16 = false;
+  auto note = [&](Precision precision) {
+    (precision == Precision::BF16 ? bf16 : f32) = true;
+  };
+  if (spec.output != OutputKind::Hidden)
+    note(spec.precision);
+  for (const StackSpec *stack : {&spec.encoder, &spec.decoder})
+    for (const LayerSpec &layer : stack->layerSpecs)
+      note(layer.precision);
+  if (f32 && bf16)
+    return "mixed";
+  return bf16 ? "bf16" : "f32";
 }
 
 } // namespace
 
 int checkCommand(int argc, char **argv) {
-  releaseGlobalOptions({"json"});
+  releaseGlobalOptions({"json", "precision"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<bool> asJson("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
+  PrecisionOption precision;
   if (!parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n"))
     return kExitUsage;
-  auto loaded = load(input);
+  Expected<SpecOverrides> overrides = precision.overrides();
+  if (!overrides)
+    return reportError(overrides.takeError());
+  auto loaded = load(input, *overrides);
   if (!loaded)
     return 1;
   const ModelSpec &spec = *loaded->spec;
@@ -286,6 +312,11 @@ int checkCommand(int argc, char **argv) {
                     {"decoder", sizes->decoderParameters},
                     {"head", sizes->headParameters}}},
                   {"weight_bytes", sizes->weightBytes},
+                  // The model-level value (after --precision), and the
+                  // weights by the precision the model computes them in.
+                  {"precision", toString(spec.precision)},
+                  {"weight_bytes_by_precision",
+                   {{"f32", sizes->f32WeightBytes}, {"bf16", sizes->bf16WeightBytes}}},
                   {"kv_cache_bytes", sizes->kvCacheBytes},
                   {"flops_per_token",
                    {{"prefill", flopsJson(flops.prefill)},
@@ -332,6 +363,16 @@ int checkCommand(int argc, char **argv) {
   os << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
      << spec.maxSeq << ", position " << toString(spec.position) << ", output "
      << outputText(spec) << ", dtype " << dtypeName(spec.dtype) << "\n";
+  // bf16 linears' matrices at 2 bytes, the rest at 4, as computed (the
+  // weight bytes above are as stored, in dtype).
+  os << "  precision       " << linearPrecisions(spec);
+  if (sizes->bf16WeightBytes > 0)
+    os << " (linears " << tmr::formatBytes(sizes->bf16WeightBytes) << " as bf16 + "
+       << tmr::formatBytes(sizes->f32WeightBytes) << " f32 for "
+       << (linearPrecisions(spec) == "mixed" ? "the f32 linears, " : "")
+       << "norms, biases and embeddings)\n";
+  else
+    os << " (all weights f32: " << tmr::formatBytes(sizes->f32WeightBytes) << ")\n";
   for (const char *name : {"encoder", "decoder"})
     if (summary.contains(name))
       printStack(os, name, summary[name]);

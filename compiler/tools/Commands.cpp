@@ -58,8 +58,20 @@ bool parseOptions(int argc, char **argv, const char *overview) {
   return true;
 }
 
-std::optional<LoadedSpec> load(const std::string &path) {
-  LoadedSpec loaded = loadSpec(path, errs());
+Expected<SpecOverrides> PrecisionOption::overrides() const {
+  SpecOverrides overrides;
+  // Checked by occurrence, not by emptiness: `--precision=` is a bad value.
+  if (value.getNumOccurrences() == 0)
+    return overrides;
+  overrides.precision = parsePrecision(value);
+  if (!overrides.precision)
+    return makeUsageError("--precision: unknown precision '" + value + "' (expected one of: " +
+                          toString(Precision::F32) + ", " + toString(Precision::BF16) + ")");
+  return overrides;
+}
+
+std::optional<LoadedSpec> load(const std::string &path, const SpecOverrides &overrides) {
+  LoadedSpec loaded = loadSpec(path, errs(), overrides);
   if (!loaded.ok())
     return std::nullopt;
   return loaded;

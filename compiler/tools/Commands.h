@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 
 #include <initializer_list>
 #include <optional>
@@ -29,8 +30,24 @@ constexpr int kExitUsage = 2;
 /// line, which the command must end on with kExitUsage.
 [[nodiscard]] bool parseOptions(int argc, char **argv, const char *overview);
 
-/// Loads a spec for a command; prints diagnostics and returns nullopt on error.
-std::optional<LoadedSpec> load(const std::string &path);
+/// Loads a spec for a command, with the command line's `overrides` applied;
+/// prints diagnostics and returns nullopt on error.
+std::optional<LoadedSpec> load(const std::string &path, const SpecOverrides &overrides = {});
+
+/// The --precision option of the commands that build a model's kernels
+/// (compile, check, verify, tune), each of which declares one with this.
+struct PrecisionOption {
+  llvm::cl::opt<std::string> value{
+      "precision",
+      llvm::cl::desc("Precision of the linear layers' GEMMs, f32 or bf16, in place of the "
+                     "spec's model-level `precision` (a stack's or layer's own key still "
+                     "wins)"),
+      llvm::cl::value_desc("P"), llvm::cl::cat(toolOptions)};
+
+  /// The spec overrides it asks for (none when it was not given), or a usage
+  /// error naming the value and the allowed ones.
+  llvm::Expected<SpecOverrides> overrides() const;
+};
 
 int checkCommand(int argc, char **argv);
 int manifestCommand(int argc, char **argv);

@@ -43,21 +43,30 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
   for (const TensorSpec &tensor : manifest)
     memory.weights = saturatingAdd(memory.weights, saturatingMul(elementCount(tensor.shape), kFloat));
   // A fused projection packs its stacked weight: the parts' bytes again.
-  std::set<int64_t> packedWeights;
+  // Keyed by precision too: a weight two GEMMs pack differently is held twice.
+  std::set<std::pair<int64_t, bool>> packedWeights; // (manifest index, bf16)
   for (const KernelCall &call : plan->calls)
     if (call.kind == KernelCall::Kind::Kernel &&
         plan->kernels[call.kernel].kind == KernelKind::linear && call.args.size() > 1) {
+      bool bf16 = plan->kernels[call.kernel].precision == "bf16";
       const Slot &weight = call.args[1].slot;
       if (weight.kind == Slot::Kind::Weight)
-        packedWeights.insert(weight.index);
+        packedWeights.insert({weight.index, bf16});
       else if (weight.kind == Slot::Kind::Joined)
-        packedWeights.insert(plan->joined[weight.index].parts.begin(),
-                             plan->joined[weight.index].parts.end());
+        for (int64_t part : plan->joined[weight.index].parts)
+          packedWeights.insert({part, bf16});
     }
-  for (int64_t index : packedWeights)
-    if (index >= 0 && index < static_cast<int64_t>(manifest.size()))
-      memory.packed =
-          saturatingAdd(memory.packed, saturatingMul(elementCount(manifest[index].shape), kFloat));
+  for (auto [index, bf16] : packedWeights) {
+    if (index < 0 || index >= static_cast<int64_t>(manifest.size()))
+      continue;
+    const std::vector<int64_t> &shape = manifest[index].shape;
+    int64_t bytes = saturatingMul(elementCount(shape), kFloat);
+    // bf16 panels hold K in pairs, [2, P, ceil(K/2), panels]: the weight
+    // [N, K] with K rounded up to even, 2 bytes an element.
+    if (bf16 && shape.size() == 2)
+      bytes = saturatingMul(saturatingMul(shape[0], shape[1] + shape[1] % 2), 2);
+    memory.packed = saturatingAdd(memory.packed, bytes);
+  }
   memory.kvCache = saturatingMul(plan->cacheFloats, kFloat);
   // The encoder phase's arena (S = source tokens) and the step's (T tokens)
   // are live at different times, but each up to max_seq rows.

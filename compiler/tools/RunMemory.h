@@ -17,7 +17,9 @@ namespace tmc::tools {
 /// Bytes a compiled model holds while it runs a max_seq-token sequence.
 struct RunMemory {
   int64_t weights = 0;     ///< every weight as f32 (f16/bf16 files are widened at load)
-  int64_t packed = 0;      ///< linear weights again, packed into GEMM panels at load
+  /// Linear weights again, packed into GEMM panels at load: 4 bytes an
+  /// element for f32 GEMMs, 2 for bf16 ones (whose K is padded to even).
+  int64_t packed = 0;
   int64_t kvCache = 0;     ///< key/value caches (decoders)
   int64_t activations = 0; ///< the activation arena(s) at max_seq tokens
   int64_t output = 0;      ///< the output rows at max_seq tokens (logits can be large)

@@ -43,7 +43,7 @@ bool parseDuration(const std::string &text, double *seconds) {
 
 int tuneCommand(int argc, char **argv) {
   releaseGlobalOptions({"target", "db", "budget", "resume", "threads", "tokens", "timeout", "seed",
-                        "max-trials", "report", "svg"});
+                        "max-trials", "report", "svg", "precision"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> db("db", cl::Required,
@@ -79,6 +79,7 @@ int tuneCommand(int argc, char **argv) {
                        cl::cat(toolOptions));
   cl::opt<std::string> svg("svg", cl::desc("--report: where the chart goes (default FILE.svg)"),
                            cl::value_desc("SVG"), cl::cat(toolOptions));
+  PrecisionOption precision;
   // runCompile (which forms the kernel plan) applies MLIR's pass-manager
   // options; they must exist even when none is given.
   mlir::registerAsmPrinterCLOptions();
@@ -119,6 +120,10 @@ int tuneCommand(int argc, char **argv) {
     return reportError(makeUsageError("--svg is only meaningful with --report"));
   if (Expected<TargetInfo> resolved = resolveTarget(target); !resolved)
     return reportError(resolved.takeError());
+  Expected<SpecOverrides> overrides = precision.overrides();
+  if (!overrides)
+    return reportError(overrides.takeError());
+  options.overrides = *overrides;
   // The database is read and rewritten by design; neither it nor the chart
   // may be the spec, nor the chart the database.
   std::vector<tmr::InputFile> inputs = {{"the spec", input}};

@@ -206,7 +206,8 @@ Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &rec
 
 int verifyCommand(int argc, char **argv) {
   releaseGlobalOptions(
-      {"weights", "tokens", "source-tokens", "tolerance", "target", "O", "tuning-db"});
+      {"weights", "tokens", "source-tokens", "tolerance", "target", "O", "tuning-db",
+       "precision"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> weightsPath("weights", cl::Required, cl::desc("Weights (safetensors)"),
@@ -231,6 +232,7 @@ int verifyCommand(int argc, char **argv) {
                          cl::desc("Optimization level 0-3 as in tmc compile (-O0: every op "
                                   "its own kernel, so every value is compared)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
+  PrecisionOption precision;
   // The compile underneath applies MLIR's pass-manager options, so they must exist.
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -256,7 +258,10 @@ int verifyCommand(int argc, char **argv) {
   Expected<std::vector<std::string>> launcher = launcherFor(*resolved);
   if (!launcher)
     return reportError(launcher.takeError());
-  auto loaded = load(input);
+  Expected<SpecOverrides> overrides = precision.overrides();
+  if (!overrides)
+    return reportError(overrides.takeError());
+  auto loaded = load(input, *overrides);
   if (!loaded)
     return 1;
   const ModelSpec &spec = *loaded->spec;
@@ -313,6 +318,7 @@ int verifyCommand(int argc, char **argv) {
   options.target = target;
   options.trace = true;
   options.tuningDb = tuningDb;
+  options.overrides = *overrides;
   options.optLevel = static_cast<unsigned>(optLevel - '0');
   KernelPlan plan;
   if (int rc = runCompile(options, &plan))

@@ -84,7 +84,7 @@ int initWeightsCommand(int argc, char **argv) {
 
 int compileCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all",
-                        "explain", "threads", "O", "spec", "tuning-db"});
+                        "explain", "threads", "O", "spec", "tuning-db", "precision"});
   cl::opt<std::string> input(cl::Positional, cl::Required,
                              cl::desc("MODEL.tm, or MODEL.mlir saved by --emit=tm|tm-opt"),
                              cl::cat(toolOptions));
@@ -122,6 +122,7 @@ int compileCommand(int argc, char **argv) {
                                 cl::value_desc("FILE"), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
+  PrecisionOption precision;
   // MLIR's printing, context and pass-manager flags: --mlir-print-debuginfo,
   // --mlir-print-ir-after-all, --mlir-timing and the rest of their family.
   mlir::registerAsmPrinterCLOptions();
@@ -167,6 +168,15 @@ int compileCommand(int argc, char **argv) {
         *stage == tmc::Stage::Lib      ? "-o DIR (or DIR/NAME) is required to write a library"
         : *stage == tmc::Stage::Device ? "-o DIR is required to write device code"
                                        : "-o OUT is required to write an executable or object"));
+  Expected<tmc::SpecOverrides> overrides = precision.overrides();
+  if (!overrides)
+    return tmc::reportError(overrides.takeError());
+  // A saved module's linears were given their precision when it was built.
+  if (overrides->precision && tmc::isIRInput(input))
+    return tmc::reportError(tmc::makeUsageError(
+        "--precision applies to a .tm input; the linears of " + input.getValue() +
+        " carry their precision already"));
+  options.overrides = *overrides;
   options.threads = threads;
   return tmc::runCompile(options);
 }

@@ -244,6 +244,8 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             GemmLayout l = gemmLayout(kernel, schedule);
             flags.push_back("-DTMC_P=" + std::to_string(l.panelWidth));
             flags.push_back("-DTMC_PANELS=" + std::to_string(l.panels));
+            if (l.bf16)
+              flags.push_back("-DTMC_BF16_PAIRS=" + std::to_string(l.kPairs));
           }
           if (llvm::Error error =
                   compileCxx(TMC_MEASURE_HARNESS, harnessObject, /*target=*/nullptr, flags))

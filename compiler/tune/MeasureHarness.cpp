@@ -6,7 +6,8 @@
 // tuner writes into its measuring directory (KernelBench::harnessSource): the
 // candidate's declarations, its arguments' shapes and the call. A linear
 // kernel's packed weight layout depends on the schedule, so the panel width
-// and count come as -DTMC_P= and -DTMC_PANELS= (one object per panel shape).
+// and count come as -DTMC_P= and -DTMC_PANELS= (one object per panel shape;
+// a bf16 GEMM's K pairs as -DTMC_BF16_PAIRS=).
 //
 //   harness ref FILE     runs and times the kernel, writes its outputs to FILE
 //   harness check FILE   the same, comparing its outputs with FILE's
@@ -125,8 +126,15 @@ int run(int64_t T, std::vector<float> *output, std::vector<double> *times, doubl
   }
 #ifdef TMC_P
   // A linear kernel reads its weight (argument kPackedWeight) packed.
+#ifdef TMC_BF16_PAIRS
+  // bf16 pairs (LowerPack.cpp): the float storage holds twice what they need.
+  const int64_t panels[] = {2, TMC_P, TMC_BF16_PAIRS, TMC_PANELS};
+  Buf packed(panels, 4, false, 1, 99);
+  packed.b.type = halide_type_t(halide_type_bfloat, 16);
+#else
   const int64_t panels[] = {TMC_P, kernel::kPackedK, TMC_PANELS};
   Buf packed(panels, 3, false, 1, 99);
+#endif
   if (int e = tmk_cand_pack(buffers[kernel::kPackedWeight], &packed.b)) {
     std::fprintf(stderr, "pack kernel failed: %d\n", e);
     return e;

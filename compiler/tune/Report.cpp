@@ -137,6 +137,7 @@ int runReport(const TuneOptions &options) {
   std::optional<TargetInfo> target = runnableVariant(resolved);
   PipelineOptions pipeline;
   pipeline.input = options.spec;
+  pipeline.overrides = options.overrides;
   pipeline.target = options.target;
   llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
   if (!model)

@@ -205,6 +205,7 @@ bool Tuner::save() {
 llvm::Error Tuner::setUp() {
   PipelineOptions pipeline;
   pipeline.input = options.spec;
+  pipeline.overrides = options.overrides;
   pipeline.target = options.target;
   llvm::Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
   if (!model)
@@ -217,7 +218,10 @@ llvm::Error Tuner::setUp() {
   // Candidates run here: a multi-ISA target is tuned for the variant this
   // CPU runs (the executable picks the same one at start-up); a cross
   // target cannot be measured on this machine.
-  TargetInfo resolved = llvm::cantFail(resolveTarget(options.target)); // checked by the command
+  // The pipeline's target: with bf16 linears, `host` carries the AVX512-BF16
+  // variant first.
+  TargetInfo resolved = (*model)->target ? *(*model)->target
+                                         : llvm::cantFail(resolveTarget(options.target));
   if (!resolved.crossTriple.empty())
     return makeError("--target " + resolved.name +
                      ": a cross-compiled target cannot be tuned here (its candidates would not "

@@ -1,6 +1,8 @@
 //===- Tuner.h - `tmc tune`: measured schedule search -----------*- C++ -*-===//
 #pragma once
 
+#include "frontend/ModelSpec.h"
+
 #include <string>
 
 namespace tmc::tune {
@@ -20,6 +22,7 @@ struct TuneOptions {
   /// test's outcome does not depend on the machine's speed.
   int maxTrials = 0;
   std::string svg;          ///< --report: the chart's path (default: DB.svg)
+  SpecOverrides overrides;  ///< --precision: the kernels of that model are tuned
 
   /// Where --report writes the chart.
   std::string chartPath() const { return svg.empty() ? db + ".svg" : svg; }

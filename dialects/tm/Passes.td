@@ -102,7 +102,8 @@ def TMFuseProjections : Pass<"tm-fuse-projections", "::mlir::func::FuncOp"> {
     once and splits its wider N more evenly across threads. The weights
     are stacked at load time (`tm.concat`); `tm.split` hands each consumer
     its columns of the wide result in place. Linears fuse when they read
-    the same value and agree on their epilogue (activation, bias); one
+    the same value and agree on their epilogue (activation, bias) and
+    precision (a bf16 GEMM never takes an f32 linear's weights); one
     with a residual, or whose result the function returns, stays alone.
     Runs after the epilogue fusions, so what a linear ends in is settled.
 

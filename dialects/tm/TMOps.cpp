@@ -198,7 +198,8 @@ LogicalResult LinearOp::verify() {
   if (failed(expectDim(*this, getInput(), 1, in, "input")) ||
       failed(expectDim(*this, getResult(), 1, out, "result")) ||
       failed(expectDim(*this, getResult(), 0, dim(getInput(), 0), "result")) ||
-      failed(expectOneOf(*this, "activation", getActivation(), kActivations)))
+      failed(expectOneOf(*this, "activation", getActivation(), kActivations)) ||
+      failed(expectOneOf(*this, "precision", getEffectivePrecision(), {"f32", "bf16"})))
     return failure();
   if (getBias() && failed(expectDim(*this, getBias(), 0, out, "bias")))
     return failure();

@@ -138,22 +138,32 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
     `tm.activation` into it. `residual`, added after the activation, is
     absent as built; `--tm-fuse-linear-residual` folds a following residual
     `tm.add` into it, so the sum is formed as the GEMM stores its tile.
+    `precision` is how the GEMM multiplies: "f32" (also when absent) or
+    "bf16" (weights packed as bf16 at load, activations rounded to bf16,
+    products summed in f32); every pass that rebuilds the op keeps it.
 
     ```mlir
     %y = tm.linear %x, %w, %b {activation = "none"}
         : (tensor<?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<?x128xf32>
     %z = tm.linear %h, %w2 residual %r {activation = "none"}
         : (tensor<?x128xf32>, tensor<64x128xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    %v = tm.linear %x, %w {activation = "none", precision = "bf16"}
+        : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins TM_Activations:$input, 2DTensorOf<[F32]>:$weight,
                        Optional<1DTensorOf<[F32]>>:$bias, Optional<TM_Activations>:$residual,
-                       StrAttr:$activation);
+                       StrAttr:$activation, OptionalAttr<StrAttr>:$precision);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`residual` $residual^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// "f32" or "bf16"; an absent attribute is "f32", so that passes compare
+    /// and copy the effective value.
+    ::llvm::StringRef getEffectivePrecision() { return getPrecision().value_or("f32"); }
+  }];
 }
 
 def TM_AttentionOp : TM_Op<"attention", [TM_InfersShape, Pure]> {

@@ -38,7 +38,7 @@ KindAttrs attrsOf(KernelKind kind) {
   case KernelKind::segments:
     return {{"position_rows"}, {}};
   case KernelKind::linear:
-    return {{"in_width", "activation"}, {"bias", "residual"}};
+    return {{"in_width", "activation"}, {"bias", "residual", "precision"}};
   case KernelKind::attention:
     return {{"heads", "kv_heads", "head_dim", "scale", "mask"}, {"alibi"}};
   case KernelKind::add:
@@ -82,7 +82,7 @@ LogicalResult KernelOp::verify() {
   static const StringRef kOptional[] = {
       "in_width", "table_rows", "position_rows", "heads", "kv_heads", "head_dim",
       "scale",    "eps",        "theta",         "position", "activation", "variant",
-      "bias",     "residual",   "length",        "mask",  "alibi"};
+      "bias",     "residual",   "length",        "mask",  "alibi",      "precision"};
   for (StringRef name : kOptional) {
     bool present = static_cast<bool>((*this)->getAttr(name));
     bool required = llvm::is_contained(allowed.required, name);
@@ -116,7 +116,8 @@ LogicalResult KernelOp::verify() {
   if (failed(expectOneOf(*this, "activation", getActivation(),
                          getKind() == KernelKind::linear ? ArrayRef<StringRef>(kActivations)
                                                          : ArrayRef<StringRef>(kActivations)
-                                                               .drop_front())))
+                                                               .drop_front())) ||
+      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16"})))
     return failure();
   switch (getKind()) {
   case KernelKind::embed:

@@ -37,8 +37,10 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     in (widths, heads, epsilon, mask, epilogue). Every row count stays
     symbolic, so one kernel serves prompts of any length and decoding
     steps. Which attributes a kind takes is fixed (see the verifier):
-    `width` always (output features); linear `in_width`, `activation` and
-    the units `bias` / `residual` (epilogue inputs); attention `heads`,
+    `width` always (output features); linear `in_width`, `activation`,
+    the units `bias` / `residual` (epilogue inputs) and `precision` ("f32"
+    when absent, or "bf16": kernels of different precision are different
+    code, never shared); attention `heads`,
     `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`; norms `variant`,
     `eps`, `bias`; and so on. `decode` marks a kernel a decoding step calls
     with one query row (`tmk-decode-variants`): it is compiled with a
@@ -58,7 +60,8 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
                        OptionalAttr<F64Attr>:$theta, OptionalAttr<StrAttr>:$position,
                        OptionalAttr<StrAttr>:$activation, OptionalAttr<StrAttr>:$variant,
                        UnitAttr:$bias, UnitAttr:$residual, UnitAttr:$length,
-                       OptionalAttr<TM_MaskAttr>:$mask, UnitAttr:$alibi, UnitAttr:$decode);
+                       OptionalAttr<TM_MaskAttr>:$mask, UnitAttr:$alibi, UnitAttr:$decode,
+                       OptionalAttr<StrAttr>:$precision);
   let assemblyFormat = "$sym_name $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -162,4 +162,25 @@ TEST(ReferenceHalf, WeightFileWidensBf16Words) {
   expectFileReadsAsKnownValues(DType::BF16, bfloat16Words, std::size(bfloat16Words));
 }
 
+// Rounding to bf16 (what a bf16 GEMM does to its inputs), from the format's
+// definition: 8 significant bits, nearest, ties to the even significand.
+TEST(ReferenceHalf, RoundsToNearestBfloat16TiesToEven) {
+  const double ulp1 = std::ldexp(1.0, -7); // bf16's spacing in [1, 2)
+  EXPECT_EQ(ref::roundToBfloat16(1.0), 1.0);
+  EXPECT_EQ(ref::roundToBfloat16(1.0 + ulp1 / 2), 1.0);                      // tie: even 1.0
+  EXPECT_EQ(ref::roundToBfloat16(1.0 + 3 * ulp1 / 2), 1.0 + 2 * ulp1);       // tie: even up
+  EXPECT_EQ(ref::roundToBfloat16(1.0 + ulp1 / 2 + 1e-9), 1.0 + ulp1);        // past the tie
+  EXPECT_EQ(ref::roundToBfloat16(-(1.0 + ulp1 / 2 + 1e-9)), -(1.0 + ulp1));  // sign kept
+  EXPECT_EQ(ref::roundToBfloat16(3.14159265), 3.140625);                     // 0x4049
+  EXPECT_EQ(ref::roundToBfloat16(0.1), 0.10009765625);                       // 0x3dcd
+  EXPECT_EQ(ref::roundToBfloat16(255.5), 256.0);                             // carries to 2^8
+  // Below 2^-126 the quantum stays 2^-133 (subnormals).
+  EXPECT_EQ(ref::roundToBfloat16(std::ldexp(1.0, -133) * 2.75), std::ldexp(1.0, -133) * 3);
+  EXPECT_EQ(ref::roundToBfloat16(0.0), 0.0);
+  EXPECT_TRUE(std::isinf(ref::roundToBfloat16(INFINITY)));
+  // Every value it returns is a bf16 word's value.
+  for (double v : {3.14159265, 0.1, 1e-3, 123456.0, -7.77})
+    EXPECT_EQ(ref::roundToBfloat16(v), ref::roundToBfloat16(ref::roundToBfloat16(v))) << v;
+}
+
 } // namespace

@@ -31,7 +31,7 @@ struct FoldActivationIntoLinear : OpRewritePattern<ActivationOp> {
     auto fused = rewriter.create<LinearOp>(
         rewriter.getFusedLoc({linear.getLoc(), activation.getLoc()}),
         activation.getType(), linear.getInput(), linear.getWeight(),
-        linear.getBias(), Value(), activation.getKindAttr());
+        linear.getBias(), Value(), activation.getKindAttr(), linear.getPrecisionAttr());
     if (explain)
       emitRemark(activation.getLoc())
           << originPrefix(activation.getLoc()) << "fused " << activation.getKind() << " into the tm.linear before it, as its epilogue";

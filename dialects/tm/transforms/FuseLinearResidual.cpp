@@ -47,7 +47,7 @@ struct FoldAddIntoLinear : OpRewritePattern<AddOp> {
     auto fused = rewriter.create<LinearOp>(
         rewriter.getFusedLoc({linear.getLoc(), add.getLoc()}), add.getType(),
         linear.getInput(), linear.getWeight(), linear.getBias(), residual,
-        linear.getActivationAttr());
+        linear.getActivationAttr(), linear.getPrecisionAttr());
     if (explain)
       emitRemark(add.getLoc()) << originPrefix(add.getLoc())
                                << "fused the residual add into the tm.linear before it, as "

@@ -16,6 +16,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <tuple>
+
 namespace tmc::tm {
 #define GEN_PASS_DEF_TMFUSEPROJECTIONS
 #include "dialects/tm/Passes.h.inc"
@@ -121,11 +123,17 @@ struct FuseProjectionsPass : tmc::tm::impl::TMFuseProjectionsBase<FuseProjection
     for (auto &[input, linears] : byInput) {
       if (linears.size() < 2)
         continue;
-      llvm::MapVector<std::pair<StringRef, unsigned>, SmallVector<LinearOp>> groups;
+      // One GEMM has one epilogue and one precision: a bf16 projection
+      // stacked with an f32 one would change how one of them multiplies.
+      llvm::MapVector<std::tuple<StringRef, unsigned, StringRef>, SmallVector<LinearOp>> groups;
+      bool mixedPrecision = false;
       for (LinearOp linear : linears) {
         std::string reason = soloReason(linear);
+        mixedPrecision |= linear.getEffectivePrecision() != linears.front().getEffectivePrecision();
         if (reason.empty()) {
-          groups[{linear.getActivation(), linear.getBias() ? 1u : 0u}].push_back(linear);
+          groups[{linear.getActivation(), linear.getBias() ? 1u : 0u,
+                  linear.getEffectivePrecision()}]
+              .push_back(linear);
         } else if (explain) {
           emitRemark(linear.getLoc()) << originPrefix(linear.getLoc())
                                       << "not fused with the other linears of its input: "
@@ -136,11 +144,17 @@ struct FuseProjectionsPass : tmc::tm::impl::TMFuseProjectionsBase<FuseProjection
         if (group.size() >= 2) {
           fuse(group);
         } else if (explain && groups.size() > 1) {
-          emitRemark(group.front().getLoc())
-              << originPrefix(group.front().getLoc())
-              << "not fused with the other linears of its input: its epilogue ("
-              << epilogue.first << (epilogue.second ? ", bias" : ", no bias")
-              << ") differs from theirs";
+          auto [activation, bias, precision] = epilogue;
+          InFlightDiagnostic remark = emitRemark(group.front().getLoc());
+          remark << originPrefix(group.front().getLoc())
+                 << "not fused with the other linears of its input: its epilogue";
+          // The f32-only wording stays as it was when no precision differs.
+          if (mixedPrecision)
+            remark << " and precision";
+          remark << " (" << activation << (bias ? ", bias" : ", no bias");
+          if (mixedPrecision)
+            remark << ", " << precision;
+          remark << ") differ" << (mixedPrecision ? "" : "s") << " from theirs";
         }
       }
     }
@@ -180,7 +194,7 @@ struct FuseProjectionsPass : tmc::tm::impl::TMFuseProjectionsBase<FuseProjection
     auto rows = cast<ShapedType>(first.getType()).getDimSize(0);
     auto fused = b.create<LinearOp>(loc, RankedTensorType::get({rows, width}, b.getF32Type()),
                                     first.getInput(), weight, bias, Value(),
-                                    first.getActivationAttr());
+                                    first.getActivationAttr(), first.getPrecisionAttr());
     // Part i of the split is located at linear i (metadata keeps the list
     // one entry per part: FusedLoc flattens only lists of equal metadata).
     auto split = b.create<SplitOp>(FusedLoc::get(b.getContext(), locs,

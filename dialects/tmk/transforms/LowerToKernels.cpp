@@ -71,6 +71,10 @@ FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &at
         str("activation", linear.getActivation());
         unit("bias", static_cast<bool>(linear.getBias()));
         unit("residual", static_cast<bool>(linear.getResidual()));
+        // Only when not f32: absent and "f32" would be two signatures to
+        // tmk-dedup for one kernel.
+        if (linear.getEffectivePrecision() != "f32")
+          str("precision", linear.getEffectivePrecision());
         return tmk::KernelKind::linear;
       })
       .Case([&](tm::AttentionOp attention) {

@@ -187,12 +187,6 @@ INSTANTIATE_TEST_SUITE_P(
     Kernels, GemmKernelTest,
     ::testing::Combine(::testing::Values("x86-64-avx2", "x86-64-avx512"),
                        ::testing::ValuesIn(kCases)),
-    [](const auto &info) {
-      std::string target = std::get<0>(info.param);
-      for (char &ch : target)
-        if (ch == '-')
-          ch = '_';
-      return target + "_" + std::get<1>(info.param).name;
-    });
+    [](const auto &info) { return test::targetCaseName(info); });
 
 } // namespace

@@ -45,6 +45,15 @@ struct TestTarget {
   bool runsHere = false;
 };
 
+/// A gtest parameter name for (target, case): `x86_64_avx2_<case name>`.
+template <typename Info> std::string targetCaseName(const Info &info) {
+  std::string target = std::get<0>(info.param);
+  for (char &ch : target)
+    if (ch == '-')
+      ch = '_';
+  return target + "_" + std::get<1>(info.param).name;
+}
+
 inline TestTarget testTarget(const std::string &name) {
   TestTarget t;
   llvm::Expected<TargetInfo> info = resolveTarget(name);
@@ -54,8 +63,14 @@ inline TestTarget testTarget(const std::string &name) {
   }
   t.info = std::move(*info);
   t.halide = Halide::Target(t.info->halideTarget);
-  t.runsHere = Halide::get_host_target().has_feature(Halide::Target::AVX512_Skylake) ||
-               !t.halide.has_feature(Halide::Target::AVX512_Skylake);
+  // Runs here when this CPU has every feature the target assumes (AVX-512,
+  // and AVX512-BF16 for x86-64-avx512-bf16).
+  Halide::Target host = Halide::get_host_target();
+  t.runsHere = true;
+  for (int f = 0; f < Halide::Target::FeatureEnd; ++f) {
+    auto feature = static_cast<Halide::Target::Feature>(f);
+    t.runsHere = t.runsHere && (!t.halide.has_feature(feature) || host.has_feature(feature));
+  }
   return t;
 }
 

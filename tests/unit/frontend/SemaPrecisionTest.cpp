@@ -1,0 +1,134 @@
+//===- SemaPrecisionTest.cpp - `precision` at its three levels ------------===//
+//
+// The model's value is the default of the stacks and their layers; a stack's
+// key wins over it, a layer range's over the stack's; --precision
+// (SpecOverrides) replaces the model's value only. The sizes `tmc check`
+// reports split the weights by the precision they are computed in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSpecs.h"
+
+#include "frontend/ModelStats.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace tmc;
+using namespace tmc::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// `source` checked with `overrides`; fails the test on any error.
+ModelSpec specOf(const std::string &source, SpecOverrides overrides = {}) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  LoadedSpec loaded = loadSpecFromString(source, "test.tm", os, overrides);
+  EXPECT_TRUE(loaded.ok()) << diagnostics;
+  return loaded.ok() ? *loaded.spec : ModelSpec();
+}
+
+std::vector<Precision> layerPrecisions(const StackSpec &stack) {
+  std::vector<Precision> out;
+  for (const LayerSpec &layer : stack.layerSpecs)
+    out.push_back(layer.precision);
+  return out;
+}
+
+constexpr Precision F32 = Precision::F32, BF16 = Precision::BF16;
+
+TEST(SemaPrecisionTest, DefaultIsF32) {
+  ModelSpec spec = specOf(encoderSpec());
+  EXPECT_EQ(spec.precision, F32);
+  EXPECT_EQ(spec.encoder.precision, F32);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(F32, F32));
+  EXPECT_FALSE(spec.precisionLoc.isValid());
+}
+
+TEST(SemaPrecisionTest, StacksAndLayersInheritTheModels) {
+  ModelSpec spec = specOf(encoderSpec("  precision = bf16\n"));
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_TRUE(spec.precisionLoc.isValid());
+  EXPECT_EQ(spec.encoder.precision, BF16);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16));
+}
+
+TEST(SemaPrecisionTest, StackThenLayerKeysWin) {
+  ModelSpec spec = specOf(encoderSpec(
+      "  precision = bf16\n",
+      "layers = 4\nheads = 4\nprecision = f32\nlayers 1..2 { precision = bf16 }\n"));
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_EQ(spec.encoder.precision, F32);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(F32, BF16, BF16, F32));
+  EXPECT_TRUE(spec.encoder.layer(1).precisionLoc.isValid());
+}
+
+TEST(SemaPrecisionTest, CommandLineReplacesOnlyTheModelsValue) {
+  SpecOverrides bf16;
+  bf16.precision = BF16;
+  // No key anywhere: everything follows the override.
+  ModelSpec spec = specOf(encoderSpec(), bf16);
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16));
+  // The model's own key loses to it; the stack's and a layer's win.
+  spec = specOf(encoderSpec("  precision = f32\n",
+                            "layers = 3\nheads = 4\nlayers 2..2 { precision = f32 }\n"),
+                bf16);
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16, F32));
+  SpecOverrides f32;
+  f32.precision = F32;
+  spec = specOf(encoderSpec("  precision = bf16\n", "layers = 2\nheads = 4\nprecision = bf16\n"),
+                f32);
+  EXPECT_EQ(spec.precision, F32);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16));
+}
+
+TEST(SemaPrecisionTest, BadValuesAreLocatedErrors) {
+  Loaded loaded = load(encoderSpec("  precision = f16\n"));
+  EXPECT_FALSE(loaded.result.ok());
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("test.tm:5:15: error: unknown value 'f16' for 'precision'; expected "
+                        "one of f32, bf16"));
+  loaded = load(encoderSpec("", "layers = 2\nheads = 4\nlayers 0..0 { precision = true }\n"));
+  EXPECT_FALSE(loaded.result.ok());
+  EXPECT_THAT(loaded.diagnostics,
+              HasSubstr("error: expected one of f32, bf16 for 'precision', found"));
+}
+
+TEST(SemaPrecisionTest, SizesSplitByPrecision) {
+  // Per layer the linears hold q, k, v, o (64 x 64 each) and up, down
+  // (64 x 256 each): 49152 elements.
+  ModelSpec f32 = specOf(encoderSpec());
+  std::optional<ModelSizes> sizes = computeSizes(f32);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, 0);
+  EXPECT_EQ(sizes->f32WeightBytes, sizes->parameters * 4);
+
+  ModelSpec mixed = specOf(
+      encoderSpec("", "layers = 2\nheads = 4\nlayers 1..1 { precision = bf16 }\n"));
+  sizes = computeSizes(mixed);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, 49152 * 2);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 49152) * 4);
+  // weight_bytes is the file's (dtype), whatever the precision.
+  EXPECT_EQ(sizes->weightBytes, sizes->parameters * 4);
+}
+
+TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
+  // An untied LM head's matrix (100 x 64) is bf16 with the model, whatever
+  // the stack says; a tied one's table stays f32 (the embedding reads it).
+  ModelSpec untied = specOf(encoderSpec("  precision = bf16\n  output = lm_head(tied = false)\n",
+                                        "layers = 1\nheads = 4\nprecision = f32\n"));
+  std::optional<ModelSizes> sizes = computeSizes(untied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, 100 * 64 * 2);
+  ModelSpec tied = specOf(encoderSpec("  precision = bf16\n  output = lm_head(tied = true)\n",
+                                      "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(tied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, 0);
+}
+
+} // namespace
