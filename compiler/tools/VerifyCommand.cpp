@@ -6,7 +6,10 @@
 // two wherever both name a value: the embedding, each projection, attention
 // and feed-forward step, each sublayer's residual stream, the final norm and
 // the head. The first value past the tolerance names the kernel that made it
-// and the spec line that kernel came from: where to look.
+// and the spec line that kernel came from: where to look. With
+// --reference-precision=f32 the reference computes every linear in f32, so
+// a reduced-precision model's table shows what its precision costs, and the
+// value where that error grows most is named: the layer to keep in f32.
 //
 // Values are matched by name: a compiled op is named for what it computes
 // (frontend/MLIRGen.cpp), a reference tap likewise (Reference.h); when
@@ -202,6 +205,47 @@ Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &rec
   return result;
 }
 
+/// Against a reference in another precision, each value's error is what the
+/// model's precision has cost up to it; the largest step up from the value
+/// before it (in call order) is where that cost is paid. Said for every
+/// kernel (an attention may amplify what its inputs' rounding cost) and, when
+/// that is not one, for the reduced-precision kernels alone: the layer to
+/// keep in f32 first (`layers A..B { precision = f32 }`).
+void printLargestGrowth(const std::vector<Comparison> &results, const KernelPlan &plan,
+                        const std::string &referencePrecision) {
+  struct Step {
+    const Comparison *at = nullptr;
+    double before = 0, size = -1;
+  };
+  Step any, reduced;
+  double before = 0;
+  for (const Comparison &result : results) {
+    if (!result.fusedInto.empty() || !result.shapeError.empty())
+      continue;
+    const KernelDesc &kernel = plan.kernels[plan.calls[result.call].kernel];
+    double size = result.relative - before;
+    if (size > any.size)
+      any = {&result, before, size};
+    if (kernel.kind == KernelKind::linear && kernel.precision != "f32" && size > reduced.size)
+      reduced = {&result, before, size};
+    before = result.relative;
+  }
+  auto say = [&](const char *what, const Step &step) {
+    const KernelCall &call = plan.calls[step.at->call];
+    outs() << what << step.at->name
+           << format(" (%.2e after %.2e)", step.at->relative, step.before)
+           << ", computed by kernel k" << call.kernel << " ("
+           << plan.kernels[call.kernel].name() << ", " << call.opName << ") from "
+           << call.location << "\n";
+  };
+  if (!any.at)
+    return;
+  outs() << "\nagainst a reference in " << referencePrecision << ":\n";
+  say("  the error grows most at ", any);
+  if (reduced.at && reduced.at != any.at)
+    say("  of the reduced-precision kernels' values, at ", reduced);
+}
+
 } // namespace
 
 int verifyCommand(int argc, char **argv) {
@@ -233,6 +277,12 @@ int verifyCommand(int argc, char **argv) {
                                   "its own kernel, so every value is compared)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   PrecisionOption precision;
+  cl::opt<std::string> referencePrecision(
+      "reference-precision",
+      cl::desc("Evaluate the reference with every linear in this precision (f32) instead of the "
+               "model's own: the table then shows what reduced precision costs, value by value, "
+               "and names where the error grows most"),
+      cl::value_desc("f32|bf16"), cl::cat(toolOptions));
   // The compile underneath applies MLIR's pass-manager options, so they must exist.
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -265,6 +315,20 @@ int verifyCommand(int argc, char **argv) {
   if (!loaded)
     return 1;
   const ModelSpec &spec = *loaded->spec;
+  // The reference's spec: the model's, or with every linear in one precision.
+  ModelSpec referenceSpec = spec;
+  if (referencePrecision.getNumOccurrences()) {
+    std::optional<Precision> chosen = parsePrecision(referencePrecision);
+    if (!chosen)
+      return reportError(makeUsageError("--reference-precision: unknown precision '" +
+                                        referencePrecision + "' (expected one of: f32, bf16)"));
+    referenceSpec.precision = *chosen;
+    for (StackSpec *stack : {&referenceSpec.encoder, &referenceSpec.decoder}) {
+      stack->precision = *chosen;
+      for (LayerSpec &layer : stack->layerSpecs)
+        layer.precision = *chosen;
+    }
+  }
 
   ref::Inputs inputs;
   inputs.tokens = defaultTokens(spec);
@@ -298,7 +362,7 @@ int verifyCommand(int argc, char **argv) {
     tapData.push_back(*tap.data);
     taps.push_back(tap);
   };
-  if (!ref::evaluate(spec, weights->lookup(), inputs, &error, observe))
+  if (!ref::evaluate(referenceSpec, weights->lookup(), inputs, &error, observe))
     return reportError(makeError(error));
   for (size_t i = 0; i < taps.size(); ++i)
     taps[i].data = &tapData[i];
@@ -414,6 +478,8 @@ int verifyCommand(int argc, char **argv) {
       outs() << format("%10.2e%10.2e", result.maxAbs, result.relative);
     outs() << (bad ? "  <-- exceeds" : "") << "\n";
   }
+  if (referencePrecision.getNumOccurrences())
+    printLargestGrowth(results, plan, referencePrecision);
   if (!first && missing.empty()) {
     outs() << "\nall " << compared << " values within tolerance";
     if (fusedCount)
