@@ -2,9 +2,11 @@
 
 Writes llama.cpp's `gpt2` architecture: its tensor names, its metadata keys and
 GPT-2's BPE vocabulary (encoder.json + vocab.bpe), which llama.cpp requires to
-load a model. Weights are tmc's safetensors, unchanged (f32): q, k, v are
+load a model. Weights are tmc's safetensors (f32): q, k, v are
 concatenated into llama.cpp's fused attn_qkv, and a tied LM head is left out
-(llama.cpp's gpt2 then reads token_embd, as tmc does).
+(llama.cpp's gpt2 then reads token_embd, as tmc does). `matrix_type` f16 or
+bf16 stores every 2-D tensor in that type, as llama.cpp's own converter does
+with --outtype f16/bf16 (1-D norms and biases stay f32).
 
 Format (GGUF v3, little-endian): magic "GGUF", version, tensor count, metadata
 count; metadata as (key, type, value); tensor infos as (name, n_dims, dims
@@ -20,6 +22,25 @@ ALIGNMENT = 32
 # gguf_type
 U32, I32, F32T, BOOL, STRING, ARRAY = 4, 5, 6, 7, 8, 9
 GGML_F32 = 0
+# ggml_type of the 2-D tensors for each matrix_type (ggml.h: F16 = 1, BF16 = 30).
+GGML_TYPES = {"f32": 0, "f16": 1, "bf16": 30}
+# general.file_type (llama.h's llama_ftype): ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_BF16 = 32.
+FILE_TYPES = {"f32": 0, "f16": 1, "bf16": 32}
+
+
+def _bf16_bytes(array):
+    """f32 to bf16 words, round to nearest even (finite values), little-endian."""
+    bits = np.ascontiguousarray(array, dtype="<f4").view("<u4").astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype("<u2").tobytes()
+
+
+def _tensor_bytes(array, matrix_type):
+    if array.ndim < 2 or matrix_type == "f32":
+        return np.ascontiguousarray(array, dtype="<f4").tobytes()
+    if matrix_type == "f16":
+        return np.ascontiguousarray(array, dtype="<f2").tobytes()
+    return _bf16_bytes(array)
 
 
 def _string(text):
@@ -107,14 +128,14 @@ def gpt2_vocab(tokenizer_dir, vocab):
     return tokens, types, merges
 
 
-def write_gpt2(path, spec, weights, tokenizer_dir):
+def write_gpt2(path, spec, weights, tokenizer_dir, matrix_type="f32"):
     dec = spec["decoder"]
     eps = float(dec["norm"].split("=")[1].split(")")[0])
     tokens, types, merges = gpt2_vocab(tokenizer_dir, spec["vocab"])
     eot = tokens.index("<|endoftext|>") if "<|endoftext|>" in tokens else 0
     meta = [("general.architecture", STRING, "gpt2"),
             ("general.name", STRING, spec["model"]),
-            ("general.file_type", U32, 0),
+            ("general.file_type", U32, FILE_TYPES[matrix_type]),
             ("general.alignment", U32, ALIGNMENT),
             ("gpt2.context_length", U32, spec["max_seq"]),
             ("gpt2.embedding_length", U32, spec["d_model"]),
@@ -134,20 +155,19 @@ def write_gpt2(path, spec, weights, tokenizer_dir):
     header = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(meta))
     header += b"".join(_kv(*m) for m in meta)
     offset = 0
-    offsets = []
-    for name, array in tensors:
-        offsets.append(offset)
+    datas = [_tensor_bytes(array, matrix_type) for _, array in tensors]
+    for (name, array), data in zip(tensors, datas):
         dims = list(reversed(array.shape))  # ggml: innermost first
         header += _string(name) + struct.pack("<I", len(dims))
         header += b"".join(struct.pack("<Q", d) for d in dims)
-        header += struct.pack("<IQ", GGML_F32, offset)
-        offset += (array.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+        kind = GGML_TYPES[matrix_type] if array.ndim >= 2 else GGML_F32
+        header += struct.pack("<IQ", kind, offset)
+        offset += (len(data) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(header)
         f.write(b"\0" * (-len(header) % ALIGNMENT))
-        for (name, array), start in zip(tensors, offsets):
-            data = np.ascontiguousarray(array, dtype="<f4").tobytes()
+        for data in datas:
             f.write(data)
             f.write(b"\0" * (-len(data) % ALIGNMENT))
     import os

@@ -1,6 +1,7 @@
 // bench/e2e/llama_runner.mjs - llama.cpp (node-llama-cpp's prebuilt CPU build) on one GGUF model.
 //
 // node llama_runner.mjs --model M.gguf --tokens 1,2,3 --threads N (--runs K | --serve) [--check OUT.json]
+//                       [--steps N]
 // Each run: a fresh sequence, the prompt in one batch (prefill, timed), then one
 // decoding step of one token after it (timed); both end with the next token. Prints one JSON line:
 // {prefill_ms: [..], decode_ms: [..], peak_rss_bytes, backend}. With --check it
@@ -46,6 +47,10 @@ const greedy = {generateNext: {token: true, options: {temperature: 0}}};
 const withNext = (input) => args.next === "none" ? input  // for comparison only: no logits
   : input.map((t, i) => (i === input.length - 1 ? [t, greedy] : t));
 const prompt = withNext(tokens), step = withNext([decodeToken]);
+// --steps N: N consecutive decoding steps after the prompt, each timed, as
+// llama-bench's "tg" measures generation; decode_ms then holds steps 2..N of
+// every run (the first step after a prompt rebuilds llama.cpp's graph).
+const steps = Number(args.steps ?? 1);
 async function measure(runs) {
   const prefill = [], decode = [];
   for (let run = 0; run <= runs; ++run) {
@@ -53,10 +58,16 @@ async function measure(runs) {
     let start = process.hrtime.bigint();
     await sequence.controlledEvaluate(prompt);
     const p = Number(process.hrtime.bigint() - start) / 1e6;
-    start = process.hrtime.bigint();
-    await sequence.controlledEvaluate(step);
-    const d = Number(process.hrtime.bigint() - start) / 1e6;
-    if (run > 0) { prefill.push(p); decode.push(d); }  // run 0 warms up
+    const times = [];
+    for (let s = 0; s < steps; ++s) {
+      start = process.hrtime.bigint();
+      await sequence.controlledEvaluate(step);
+      times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    if (run > 0) {  // run 0 warms up
+      prefill.push(p);
+      decode.push(...(steps > 1 ? times.slice(1) : times));
+    }
   }
   console.log(JSON.stringify({prefill_ms: prefill, decode_ms: decode,
                               peak_rss_bytes: peakRssBytes(),

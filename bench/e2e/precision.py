@@ -1,0 +1,182 @@
+"""bench/e2e/precision.py - tmc's reduced precisions against llama.cpp's, GPT-2 small, one run.
+
+    bench/e2e/precision.py [--build-dir build] [--threads 1,2] [--rounds 3] [--runs 3]
+                           [--steps 32] [--results bench/results]
+
+tmc compiles GPT-2 small twice, f32 and `--precision bf16`; llama.cpp (node-llama-cpp's CPU
+build) loads the same seeded weights as GGUF files in f32, f16 and bf16 (every 2-D tensor in
+that type, as its own converter writes them). Each engine, at each thread count, loaded once:
+prefill of 128 tokens, then --steps consecutive greedy decoding steps, each timed (as
+llama-bench's "tg" measures: steps 2..N, since llama.cpp's first step after a prompt rebuilds
+its graph; tmc's --bench reports the median step the same way). Engines are interleaved in a
+shuffled order every round; the table gives medians over rounds, and the ratios each of tmc's
+rows against each llama.cpp row at the same thread count and each engine at its best thread
+count. Before timing, every llama.cpp file's next-token logits are checked against tmc f32's
+(max |a - b| / max |b|, bounded by PARITY): a wrong file would time the wrong model.
+
+Writes RESULTS/precision-gpt2-DATE.json and prints a markdown table.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run as bench  # noqa: E402  (bench/e2e/run.py: Model, Peer, peer_env, ...)
+
+# f16 keeps 11 significant bits, bf16 8: the logits of 12 layers of either
+# against f32 differ by ~1e-3 and ~1e-2 of the largest.
+PARITY = {"f32": 1e-3, "f16": 1e-2, "bf16": 5e-2}
+LLAMA_TYPES = ["f32", "f16", "bf16"]
+TMC_PRECISIONS = ["f32", "bf16"]
+
+
+class LlamaPeer(bench.Peer):
+    """llama.cpp on one GGUF file, decoding --steps consecutive tokens a run."""
+
+    def __init__(self, model, gguf, label, threads, steps):
+        import subprocess
+        cmd = ["node", os.path.join(bench.PEERS, "llama_runner.mjs"), "--model", gguf,
+               "--tokens", bench.ids_text(model.tokens), "--threads", str(threads),
+               "--steps", str(steps), "--serve"]
+        self.name = f"{label} ({threads} threads)"
+        self.log_path = os.path.join(model.dir, f"{label}-{threads}t.log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=bench.peer_env(threads))
+        self._read()
+
+
+def time_tmc(exe, model, threads, runs, steps):
+    cmd = [exe, "--weights", model.weights, "--tokens", bench.ids_text(model.tokens),
+           "--max-new", str(steps), "--bench", "--bench-runs", str(runs), "--json",
+           "--threads", str(threads)]
+    data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
+    return {"prefill_ms": data["prefill_ms"], "decode_ms": data["decode_ms"],
+            "peak_rss_bytes": data["peak_rss_bytes"], "isa": data.get("isa")}
+
+
+def check_llama(model, gguf, matrix_type, f32_logits):
+    out = os.path.join(model.dir, f"llama-{matrix_type}-check.json")
+    bench.run(["node", os.path.join(bench.PEERS, "llama_runner.mjs"), "--model", gguf,
+               "--tokens", bench.ids_text(model.tokens), "--threads", "2", "--check", out])
+    with open(out) as f:
+        prompt = json.load(f)["prompt"]
+    got = np.array([np.nan if v is None else v for v in prompt], dtype=np.float64)
+    error = float(np.nanmax(np.abs(got - f32_logits)) / np.abs(f32_logits).max())
+    if not error <= PARITY[matrix_type]:
+        raise RuntimeError(f"llama.cpp {matrix_type}: next-token logits differ from tmc f32's by "
+                           f"{error:.2e} (bound {PARITY[matrix_type]})")
+    return error
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", default=os.path.join(bench.REPO, "build"))
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--results", default=os.path.join(bench.REPO, "bench", "results"))
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=32)
+    args = parser.parse_args()
+    tmc = os.path.join(args.build_dir, "bin", "tmc")
+    work = args.work or os.path.join(args.build_dir, "bench-precision")
+    threads = [int(t) for t in args.threads.split(",")]
+
+    spec, tokens, _, _ = bench.MODELS["gpt2"]
+    model = bench.Model("gpt2", spec, tokens, 0, ["llama"], work, tmc)
+    model.prepare()  # f32 executable and the seeded weights
+    exes = {"f32": model.exe}
+    for precision in TMC_PRECISIONS[1:]:
+        exes[precision] = model.exe + "-" + precision
+        bench.run([tmc, "compile", model.spec, "--precision", precision, "-o", exes[precision]])
+    f32_logits = model.tmc_output(model.tokens, "f32")[-1].astype(np.float64)
+    ggufs, parity = {}, {}
+    for matrix_type in LLAMA_TYPES:
+        ggufs[matrix_type] = os.path.join(model.dir, f"model-{matrix_type}.gguf")
+        if not os.path.exists(ggufs[matrix_type]):
+            import gguf_writer
+            import torch_model
+            gguf_writer.write_gpt2(ggufs[matrix_type], model.check,
+                                   torch_model.load_safetensors(model.weights),
+                                   os.path.join(bench.REPO, "examples", "tokenizers", "gpt2"),
+                                   matrix_type)
+        parity[matrix_type] = check_llama(model, ggufs[matrix_type], matrix_type, f32_logits)
+        bench.log(f"   llama.cpp {matrix_type}: next-token logits within {parity[matrix_type]:.1e} "
+                  "of tmc f32's")
+
+    load_before = bench.loadavg()
+    samples = {}  # (engine label, threads) -> [result per round]
+    rng = random.Random(bench.SEED)
+    for t in threads:
+        peers = {}
+        try:
+            for matrix_type in LLAMA_TYPES:
+                label = f"llama.cpp {matrix_type}"
+                peers[label] = LlamaPeer(model, ggufs[matrix_type], label, t, args.steps)
+            labels = [f"tmc {p}" for p in TMC_PRECISIONS] + list(peers)
+            for r in range(args.rounds):
+                rng.shuffle(labels)
+                for label in labels:
+                    if label.startswith("tmc "):
+                        result = time_tmc(exes[label[4:]], model, t, args.runs, args.steps)
+                    else:
+                        result = peers[label].measure(args.runs)
+                    samples.setdefault((label, t), []).append(result)
+                bench.log(f"   {t} thread(s): round {r + 1}/{args.rounds} (load {bench.loadavg()})")
+        finally:
+            for peer in peers.values():
+                peer.close()
+
+    rows = []
+    for (label, t), results in sorted(samples.items()):
+        rows.append({"engine": label, "threads": t,
+                     "prefill_ms": statistics.median(r["prefill_ms"] for r in results),
+                     "decode_ms": statistics.median(r["decode_ms"] for r in results),
+                     "decode_ms_rounds": [r["decode_ms"] for r in results],
+                     "peak_rss_bytes": max(r["peak_rss_bytes"] for r in results)})
+    best = {}
+    for row in rows:
+        for key in ("prefill_ms", "decode_ms"):
+            entry = best.setdefault((row["engine"], key), row)
+            if row[key] < entry[key]:
+                best[(row["engine"], key)] = row
+    ratios = {}
+    for tmc_label in (f"tmc {p}" for p in TMC_PRECISIONS):
+        for llama_label in (f"llama.cpp {m}" for m in LLAMA_TYPES):
+            for key in ("prefill_ms", "decode_ms"):
+                a, b = best[(tmc_label, key)], best[(llama_label, key)]
+                ratios[f"{tmc_label} / {llama_label}, {key[:-3]}, each at its best threads"] = {
+                    "ratio": a[key] / b[key], "threads": [a["threads"], b["threads"]]}
+    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "machine": bench.machine(), "versions": bench.versions(["llama"]),
+           "loadavg_before": load_before, "loadavg_after": bench.loadavg(),
+           "model": {"spec": spec, "prompt_tokens": tokens, "decode_steps": args.steps,
+                     "seed": bench.SEED},
+           "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads},
+           "llama_parity_vs_tmc_f32": parity, "rows": rows, "ratios": ratios}
+    os.makedirs(args.results, exist_ok=True)
+    path = os.path.join(args.results, f"precision-gpt2-{time.strftime('%Y-%m-%d')}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"\nGPT-2 small, prompt {tokens} tokens then {args.steps} consecutive decoding steps; "
+          f"medians of {args.rounds} rounds ({path})\n")
+    print("| engine | threads | prefill ms | decode ms/step | peak RSS MB |\n|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['engine']} | {row['threads']} | {row['prefill_ms']:.1f} | "
+              f"{row['decode_ms']:.2f} | {row['peak_rss_bytes'] / 1e6:.0f} |")
+    print()
+    for name, value in ratios.items():
+        print(f"- {name}: {value['ratio']:.2f}x (threads {value['threads'][0]} vs "
+              f"{value['threads'][1]})")
+
+
+if __name__ == "__main__":
+    main()
