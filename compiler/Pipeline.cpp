@@ -4,6 +4,7 @@
 
 #include "compiler/Error.h"
 #include "compiler/KernelPlanFromIR.h"
+#include "compiler/Schedule.h"
 #include "compiler/TuningDb.h"
 #include "dialects/tm/Passes.h"
 #include "dialects/tmk/Passes.h"
@@ -247,6 +248,9 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
     return makeError("--target " + target->name +
                      ": precision bf16 is compiled for x86-64 targets only so far (the spec's "
                      "or --precision's bf16 linears); use precision f32 for this target");
+  if (bf16 && gpuSchedulesOnHost())
+    return makeError("TMC_GPU_SCHEDULE_ON_HOST=1: GPU schedules have no bf16 GEMM yet; unset it "
+                     "or use precision f32");
   model->target = bf16 ? withBf16Variant(*target) : *target;
   const TargetInfo &resolved = *model->target;
   ScheduleTable tuned;
