@@ -244,9 +244,9 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
   bool bf16 = false;
   for (const KernelDesc &kernel : model->plan.kernels)
     bf16 = bf16 || kernel.precision == "bf16";
-  if (bf16 && (target->gpu || target->isa == Isa::NEON))
+  if (bf16 && target->gpu)
     return makeError("--target " + target->name +
-                     ": precision bf16 is compiled for x86-64 targets only so far (the spec's "
+                     ": precision bf16 is compiled for CPU targets only so far (the spec's "
                      "or --precision's bf16 linears); use precision f32 for this target");
   if (bf16 && gpuSchedulesOnHost())
     return makeError("TMC_GPU_SCHEDULE_ON_HOST=1: GPU schedules have no bf16 GEMM yet; unset it "
