@@ -45,17 +45,22 @@ const float *WeightTable::get(const std::string &name, int64_t count) {
 
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision) {
-  const bool bf16 = precision == Precision::BF16;
-  auto input = [&](double value) { return bf16 ? roundToBfloat16(value) : value; };
-  Matrix xr = x;
-  for (double &value : xr.data)
-    value = input(value);
+  if (precision == Precision::BF16) {
+    // The inputs rounded once; the sum below is the f32 path's.
+    Matrix xr = x;
+    for (double &value : xr.data)
+      value = roundToBfloat16(value);
+    std::vector<float> wr(w, w + out * x.cols);
+    for (float &value : wr)
+      value = static_cast<float>(roundToBfloat16(value)); // exact: bf16 fits in f32
+    return linear(xr, wr.data(), b, out);
+  }
   Matrix y(x.rows, out);
   for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t o = 0; o < out; ++o) {
       double sum = b ? static_cast<double>(b[o]) : 0.0;
       for (int64_t i = 0; i < x.cols; ++i)
-        sum += xr.at(r, i) * input(static_cast<double>(w[o * x.cols + i]));
+        sum += x.at(r, i) * static_cast<double>(w[o * x.cols + i]);
       y.at(r, o) = sum;
     }
   return y;

@@ -38,16 +38,26 @@ struct GemmVars {
 
 /// Splits a register tile: P features (vectors of vw, unrolled) by `rows`
 /// tokens (unrolled), with `inner` (a reduction variable, or none) between the
-/// rows and the row-tile loop, and `outer` loops after the row tiles.
+/// rows and the row-tile loop, and `outer` loops after the row tiles. A bf16
+/// GEMM's `pair` (the two products each lane sums) goes innermost,
+/// `atomic().vectorize`d with the feature lanes: the VectorReduce pattern LLVM
+/// lowers to vdpbf16ps (avx512_sapphirerapids; elsewhere Halide widens the
+/// bf16 halves and uses FMAs).
 void tileStage(Stage s, const GemmVars &v, const GemmLayout &l, int rows,
-               const std::vector<VarOrRVar> &inner, const std::vector<VarOrRVar> &outer) {
+               const std::vector<VarOrRVar> &inner, const std::vector<VarOrRVar> &outer,
+               const RVar *pair = nullptr) {
   s.split(v.t, v.tt, v.tl, rows, TailStrategy::RoundUp)
       .split(v.j, v.nv, v.nl, l.vectorWidth, TailStrategy::RoundUp);
   std::vector<VarOrRVar> order = {v.nl, v.nv, v.tl};
+  if (pair)
+    order.insert(order.begin(), *pair);
   order.insert(order.end(), inner.begin(), inner.end());
   order.push_back(v.tt);
   order.insert(order.end(), outer.begin(), outer.end());
-  s.reorder(order).vectorize(v.nl).unroll(v.nv).unroll(v.tl);
+  s.reorder(order);
+  if (pair)
+    s.atomic().vectorize(*pair);
+  s.vectorize(v.nl).unroll(v.nv).unroll(v.tl);
 }
 
 /// Applies the reduction unroll of the layout to an update stage over `r`.
@@ -180,41 +190,20 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   scheduleOut(out, R);
 
   if (l.bf16) {
-    // As the unblocked f32 tile below, with each pair of K innermost:
-    // `atomic().vectorize` over the pair and the feature lanes is the
-    // VectorReduce pattern LLVM lowers to vdpbf16ps (avx512_sapphirerapids;
-    // elsewhere Halide widens the bf16 halves and uses FMAs).
+    // The tokens in bf16 pairs, once per call (a bf16 GEMM is never blocked).
     Var e = xb.args()[0], k2 = xb.args()[1];
     xb.compute_root().bound(e, 0, 2).reorder(e, k2, t).unroll(e).vectorize(
         k2, l.vectorWidth, TailStrategy::GuardWithIf);
     if (schedule.parallel)
       xb.parallel(t);
-    acc.compute_at(out, rowTasks ? v.tile : v.to);
-    auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
-      tileStage(pure, v, l, rows, {}, {p});
-      update.split(t, v.tt, v.tl, rows, TailStrategy::RoundUp)
-          .split(j, v.nv, v.nl, l.vectorWidth, TailStrategy::RoundUp);
-      std::vector<VarOrRVar> order = {rp.x, v.nl, v.nv, v.tl};
-      if (l.unrollK > 1) {
-        RVar ro("rpo"), ri("rpi");
-        update.split(rp.y, ro, ri, l.unrollK, TailStrategy::GuardWithIf).unroll(ri);
-        order.insert(order.end(), {ri, ro});
-      } else {
-        order.push_back(rp.y);
-      }
-      order.insert(order.end(), {v.tt, p});
-      update.reorder(order).atomic().vectorize(rp.x).vectorize(v.nl).unroll(v.nv).unroll(v.tl);
-    };
-    if (decode)
-      scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);
-    scheduleAcc(acc, acc.update(), R);
-  } else if (!blocked) {
+  }
+  if (!blocked) {
     // The whole reduction in one register tile, computed per row tile.
     acc.compute_at(out, rowTasks ? v.tile : v.to);
     auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
       tileStage(pure, v, l, rows, {}, {p});
-      std::vector<VarOrRVar> inner = unrolledReduction(update, r, l);
-      tileStage(update, v, l, rows, inner, {p});
+      std::vector<VarOrRVar> inner = unrolledReduction(update, l.bf16 ? rp.y : r, l);
+      tileStage(update, v, l, rows, inner, {p}, l.bf16 ? &rp.x : nullptr);
     };
     if (decode)
       scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);

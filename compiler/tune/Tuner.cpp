@@ -218,10 +218,10 @@ llvm::Error Tuner::setUp() {
   // Candidates run here: a multi-ISA target is tuned for the variant this
   // CPU runs (the executable picks the same one at start-up); a cross
   // target cannot be measured on this machine.
-  // The pipeline's target: with bf16 linears, `host` carries the AVX512-BF16
+  // The pipeline's target (options.target is never empty: the command's
+  // default is host): with bf16 linears, `host` carries the AVX512-BF16
   // variant first.
-  TargetInfo resolved = (*model)->target ? *(*model)->target
-                                         : llvm::cantFail(resolveTarget(options.target));
+  TargetInfo resolved = *(*model)->target;
   if (!resolved.crossTriple.empty())
     return makeError("--target " + resolved.name +
                      ": a cross-compiled target cannot be tuned here (its candidates would not "

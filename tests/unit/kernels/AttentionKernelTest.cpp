@@ -32,7 +32,6 @@ using namespace tmc;
 
 namespace {
 
-using test::ParamFinder;
 
 struct MaskCase {
   const char *name;
@@ -143,10 +142,7 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
   schedule.keysAt = sc.keysAt;
   halide::LoweredKernel lowered = halide::lowerAttention(kernel, schedule);
 
-  ParamFinder finder;
-  lowered.output.function().accept(&finder);
-  for (auto &[name, fn] : Halide::Internal::find_transitive_calls(lowered.output.function()))
-    fn.accept(&finder);
+  std::map<std::string, Halide::Internal::Parameter> params = test::findParams(lowered.output);
   MaskSpec spec;
   spec.terms = mc.terms;
 
@@ -170,11 +166,11 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
     Halide::Buffer<float> q(D, H, Tq), k(D, G, Tk), v(D, G, Tk);
     for (Halide::Buffer<float> *b : {&q, &k, &v})
       b->for_each_value([&](float &x) { x = dist(rng); });
-    finder.params.at("query").set_buffer(Halide::Buffer<>(q));
-    finder.params.at("key").set_buffer(Halide::Buffer<>(k));
-    finder.params.at("value").set_buffer(Halide::Buffer<>(v));
+    params.at("query").set_buffer(Halide::Buffer<>(q));
+    params.at("key").set_buffer(Halide::Buffer<>(k));
+    params.at("value").set_buffer(Halide::Buffer<>(v));
     if (kernel.mask.padding)
-      finder.params.at("length").set_scalar<int32_t>(length);
+      params.at("length").set_scalar<int32_t>(length);
     Halide::Buffer<float> y = out.realize({D, H, Tq}, tt.halide);
 
     double maxDiff = 0, maxRef = 1e-30;

@@ -57,14 +57,11 @@ Halide::Buffer<float> randomBuffer(std::vector<int> extents, std::mt19937 &rng) 
 /// Realizes `kernel` with its inputs bound by name into `output`.
 void run(const halide::LoweredKernel &kernel, const Halide::Target &target,
          const std::map<std::string, Halide::Buffer<>> &inputs, Halide::Buffer<> output) {
-  test::ParamFinder finder;
-  kernel.output.function().accept(&finder);
-  for (auto &[name, fn] : Halide::Internal::find_transitive_calls(kernel.output.function()))
-    fn.accept(&finder);
+  std::map<std::string, Halide::Internal::Parameter> params = test::findParams(kernel.output);
   for (const Halide::Argument &arg : kernel.arguments) {
-    auto param = finder.params.find(arg.name);
+    auto param = params.find(arg.name);
     auto input = inputs.find(arg.name);
-    ASSERT_TRUE(param != finder.params.end() && input != inputs.end()) << arg.name;
+    ASSERT_TRUE(param != params.end() && input != inputs.end()) << arg.name;
     param->second.set_buffer(input->second);
   }
   Halide::Func out = kernel.output;
@@ -100,13 +97,7 @@ TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
   if (!tt.runsHere)
     GTEST_SKIP() << "this CPU lacks a feature of " << targetName;
 
-  KernelDesc desc;
-  desc.kind = KernelKind::linear;
-  desc.inWidth = c.K;
-  desc.width = c.N;
-  desc.hasBias = c.bias;
-  desc.activation = c.activation;
-  desc.precision = "bf16";
+  KernelDesc desc = test::linearKernel(c.K, c.N, c.bias, c.activation, "bf16");
   Schedule schedule = defaultSchedule(desc, *tt.info);
   schedule.unrollK = c.unrollK;
   schedule.parallelRows = c.parallelRows;

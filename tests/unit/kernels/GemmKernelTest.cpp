@@ -25,15 +25,7 @@ using namespace tmc;
 
 namespace {
 
-using test::ParamFinder;
-
-std::map<std::string, Halide::Internal::Parameter> findParams(const Halide::Func &out) {
-  ParamFinder finder;
-  out.function().accept(&finder);
-  for (auto &[name, fn] : Halide::Internal::find_transitive_calls(out.function()))
-    fn.accept(&finder);
-  return finder.params;
-}
+using test::findParams;
 
 /// Realizes `kernel` for `target` with the named inputs bound.
 Halide::Buffer<float> run(const halide::LoweredKernel &kernel, const Halide::Target &target,
@@ -129,12 +121,7 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   if (!tt.runsHere)
     GTEST_SKIP() << "this CPU has no AVX-512";
 
-  KernelDesc desc;
-  desc.kind = KernelKind::linear;
-  desc.inWidth = c.K;
-  desc.width = c.N;
-  desc.hasBias = c.bias;
-  desc.activation = c.activation;
+  KernelDesc desc = test::linearKernel(c.K, c.N, c.bias, c.activation);
   Schedule schedule = defaultSchedule(desc, *tt.info);
   if (c.kBlock >= 0)
     schedule.kBlock = c.kBlock;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/KernelDesc.h"
 #include "compiler/Target.h"
 
 #include "Halide.h"
@@ -34,6 +35,28 @@ private:
       params[op->param.name()] = op->param;
   }
 };
+
+/// Every Parameter of `out` and of the Funcs it calls, by name.
+inline std::map<std::string, Halide::Internal::Parameter> findParams(const Halide::Func &out) {
+  ParamFinder finder;
+  out.function().accept(&finder);
+  for (auto &[name, fn] : Halide::Internal::find_transitive_calls(out.function()))
+    fn.accept(&finder);
+  return finder.params;
+}
+
+/// A linear kernel of K inputs and N outputs (the rest of its fields default).
+inline KernelDesc linearKernel(int64_t K, int64_t N, bool bias, const std::string &activation,
+                               const std::string &precision = "f32") {
+  KernelDesc desc;
+  desc.kind = KernelKind::linear;
+  desc.inWidth = K;
+  desc.width = N;
+  desc.hasBias = bias;
+  desc.activation = activation;
+  desc.precision = precision;
+  return desc;
+}
 
 /// A test's target: tmc's description of `name` (absent with `error` when it
 /// does not resolve) and its Halide target; `runsHere` is false when this CPU
