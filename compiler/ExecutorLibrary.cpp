@@ -22,7 +22,7 @@ namespace {
 std::vector<const char *> requiredCpuFeatures(const TargetInfo &variant) {
   switch (variant.isa) {
   case Isa::AVX512:
-    if (variant.bf16Dot)
+    if (variant.dotProducts)
       return {"avx", "avx2", "fma", "sse4.1", "avx512f", "avx512cd", "avx512bw", "avx512dq",
               "avx512vl", "avx512ifma", "avx512vbmi", "avx512vnni", "avx512bf16"};
     return {"avx", "avx2", "fma", "sse4.1", "avx512f", "avx512cd", "avx512bw", "avx512dq",

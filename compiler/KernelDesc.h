@@ -50,8 +50,9 @@ struct KernelDesc {
   bool hasBias = false;    ///< linear, norms
   bool hasResidual = false; ///< linear: adds a residual input after the activation
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
-  /// linear: how the GEMM multiplies, "f32" or "bf16" (weights packed as
-  /// bf16 pairs, activations rounded to bf16, products summed in f32).
+  /// linear: how the GEMM multiplies, "f32", "bf16" (weights packed as
+  /// bf16 pairs, activations rounded to bf16, products summed in f32) or
+  /// "int8" (weights and each row of activations quantized, summed in int32).
   std::string precision = "f32";
   MaskDesc mask;           ///< attention
   /// A decoding step runs it with one row (tmk-decode-variants): compile a
@@ -88,6 +89,7 @@ struct BufferShape {
   bool isScalar = false;
   std::vector<int64_t> extents;
   bool isBF16 = false; ///< elements are bf16 (a bf16 GEMM's packed weight)
+  bool isInt8 = false; ///< elements are int8 (an int8 GEMM's packed weight)
 };
 
 /// Parameters of a kernel in call order; the output is last. Activation

@@ -241,17 +241,18 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
   llvm::Expected<TargetInfo> target = resolveTarget(options.target);
   if (!target)
     return target.takeError();
-  bool bf16 = false;
+  std::string reduced; // the first reduced precision the plan multiplies in
   for (const KernelDesc &kernel : model->plan.kernels)
-    bf16 = bf16 || kernel.precision == "bf16";
-  if (bf16 && target->gpu)
-    return makeError("--target " + target->name +
-                     ": precision bf16 is compiled for CPU targets only so far (the spec's "
-                     "or --precision's bf16 linears); use precision f32 for this target");
-  if (bf16 && gpuSchedulesOnHost())
-    return makeError("TMC_GPU_SCHEDULE_ON_HOST=1: GPU schedules have no bf16 GEMM yet; unset it "
-                     "or use precision f32");
-  model->target = bf16 ? withBf16Variant(*target) : *target;
+    if (reduced.empty() && kernel.precision != "f32")
+      reduced = kernel.precision;
+  if (!reduced.empty() && target->gpu)
+    return makeError("--target " + target->name + ": precision " + reduced +
+                     " is compiled for CPU targets only so far (the spec's or --precision's " +
+                     reduced + " linears); use precision f32 for this target");
+  if (!reduced.empty() && gpuSchedulesOnHost())
+    return makeError("TMC_GPU_SCHEDULE_ON_HOST=1: GPU schedules have no " + reduced +
+                     " GEMM yet; unset it or use precision f32");
+  model->target = reduced.empty() ? *target : withDotProductVariant(*target);
   const TargetInfo &resolved = *model->target;
   ScheduleTable tuned;
   if (!options.tuningDb.empty()) {

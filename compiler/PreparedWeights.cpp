@@ -17,6 +17,9 @@ std::string PackedWeight::viewArguments() const {
   if (layout.bf16)
     return llvm::formatv("halide_type_t(halide_type_bfloat, 16), {{2, {0}, {1}, {2}}",
                          layout.panelWidth, layout.kPairs, layout.panels).str();
+  if (layout.int8)
+    return llvm::formatv("halide_type_t(halide_type_int, 8), {{4, {0}, {1}, {2}}",
+                         layout.panelWidth, layout.kQuads + 2, layout.panels).str();
   return llvm::formatv("halide_type_t(halide_type_float, 32), {{{0}, {1}, {2}}",
                        layout.panelWidth, layout.K, layout.panels).str();
 }

@@ -27,10 +27,9 @@ struct PackedWeight {
   Slot source; ///< a manifest Weight, or a Joined weight stacked first
   GemmLayout layout;
   int64_t offset;
-  /// Its size in floats (bf16: two elements a float, K rounded up to even).
-  int64_t floats() const {
-    return layout.panelWidth * (layout.bf16 ? layout.kPairs : layout.K) * layout.panels;
-  }
+  /// Its size in floats (bf16: two elements a float, K rounded up to even;
+  /// int8: four, K rounded up to a multiple of 4, plus two rows per panel).
+  int64_t floats() const { return layout.packedWords(); }
   /// The generated executor's View arguments for it, after the data pointer:
   /// its Halide type and extents (LowerPack.cpp's contract).
   std::string viewArguments() const;

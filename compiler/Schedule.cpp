@@ -102,7 +102,9 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // Zen 4 (GPT-2's 128 x 768 x 3072; 1.8x the f32 tile's rate) against
     // 210-265 for 4 x 6 and 3 x 8: each pair-step loads twice the K of an
     // f32 step, so fewer columns and more rows balance loads and products.
-    if (avx512 && kernel.precision == "bf16") {
+    // int8 (vpdpbusd: 16 lanes, each the sum of four u8 x s8 products) takes
+    // the same tile: each quad-step loads four times the K of an f32 step.
+    if (avx512 && (kernel.precision == "bf16" || kernel.precision == "int8")) {
       s.tileCols = 2 * s.vectorWidth;
       s.tileRows = 12;
       s.kBlock = 0;
@@ -240,6 +242,19 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
     l.kBlock = l.K;
     l.kBlocks = 1;
     l.unrollK = l.kPairs % u == 0 ? u : 1;
+  }
+  if (kernel.precision == "int8") {
+    // The int32 accumulators keep the schedule's full width even for a layer
+    // narrower than it: with 4 or 8 lanes, LLVM encodes the dot product as
+    // AVX-VNNI's VEX vpdpbusd, which Zen 4 lacks (SIGILL; PERFORMANCE.md).
+    l.vectorWidth = std::max(1, schedule.vectorWidth);
+    l.panelWidth = std::max(l.vectorWidth, schedule.tileCols / l.vectorWidth * l.vectorWidth);
+    l.panels = (l.N + l.panelWidth - 1) / l.panelWidth;
+    l.int8 = true;
+    l.kQuads = (l.K + 3) / 4;
+    l.kBlock = l.K;
+    l.kBlocks = 1;
+    l.unrollK = l.kQuads % u == 0 ? u : 1;
   }
   return l;
 }

@@ -159,6 +159,19 @@ struct GemmLayout {
   /// AVX512-BF16; never blocked (kBlock == K).
   bool bf16 = false;
   int64_t kPairs = 0;    ///< bf16: ceil(K / 2)
+  /// int8 precision: the weight is quantized per output channel and packed as
+  /// quads of int8 along K (K rounded up to a multiple of 4 with zeros), then
+  /// two more quad rows per panel: each channel's f32 scale and its int32
+  /// zero-point correction, as bytes (LowerPack.cpp). The GEMM quantizes each
+  /// token row to u8 and sums u8 x s8 products in int32 (`vpdpbusd` where
+  /// the CPU has AVX512-VNNI); never blocked (kBlock == K).
+  bool int8 = false;
+  int64_t kQuads = 0;    ///< int8: ceil(K / 4)
+  /// The packed weight's size in 4-byte words (f32 elements, bf16 pairs or
+  /// int8 quads).
+  int64_t packedWords() const {
+    return int64_t(panelWidth) * (bf16 ? kPairs : int8 ? kQuads + 2 : K) * panels;
+  }
 };
 
 /// The layout of `kernel` (a Linear kernel) under `schedule`.

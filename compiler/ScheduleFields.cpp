@@ -39,11 +39,18 @@ std::vector<Schedule> neighbours(const Schedule &base, T Schedule::*member,
 
 // Rules beyond the ranges (validSchedule).
 
-llvm::Error checkVectorWidth(const KernelDesc &, const TargetInfo &target, const Schedule &s) {
+llvm::Error checkVectorWidth(const KernelDesc &kernel, const TargetInfo &target,
+                             const Schedule &s) {
   const int vw = s.vectorWidth;
   if ((vw & (vw - 1)) != 0 || vw > 2 * target.vectorWidth)
     return makeError("vector_width=" + std::to_string(vw) + " must be a power of two up to " +
                      std::to_string(2 * target.vectorWidth));
+  // Narrower int32 accumulators make LLVM pick AVX-VNNI's VEX encoding of
+  // vpdpbusd, an illegal instruction on CPUs with AVX512-VNNI only (Zen 4).
+  if (kernel.precision == "int8" && target.dotProducts && vw < target.vectorWidth)
+    return makeError("vector_width=" + std::to_string(vw) + ": int8 GEMMs on " + target.name +
+                     " need " + std::to_string(target.vectorWidth) +
+                     " lanes or more (narrower dot products would not run on AVX512-VNNI CPUs)");
   return llvm::Error::success();
 }
 
@@ -58,9 +65,9 @@ llvm::Error checkTileCols(const KernelDesc &, const TargetInfo &, const Schedule
 llvm::Error checkKBlock(const KernelDesc &kernel, const TargetInfo &, const Schedule &s) {
   if (s.kBlock > 0 && s.kBlock < s.unrollK)
     return makeError("k_block=" + std::to_string(s.kBlock) + " must be 0 or at least unroll_k");
-  if (kernel.precision == "bf16" && s.kBlock > 0 && s.kBlock < kernel.inWidth)
-    return makeError("k_block=" + std::to_string(s.kBlock) +
-                     ": bf16 GEMMs are not blocked (0, or at least K = " +
+  if (kernel.precision != "f32" && s.kBlock > 0 && s.kBlock < kernel.inWidth)
+    return makeError("k_block=" + std::to_string(s.kBlock) + ": " + kernel.precision +
+                     " GEMMs are not blocked (0, or at least K = " +
                      std::to_string(kernel.inWidth) + ")");
   return llvm::Error::success();
 }

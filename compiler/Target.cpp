@@ -17,9 +17,9 @@ constexpr const char *kAvx512 = "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx
 constexpr const char *kAvx512Bf16 =
     "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-"
     "avx512_sapphirerapids";
-// NEON is part of every AArch64 CPU. No dot-product feature: sdot/udot and
-// bfdot multiply int8/bf16 pairs, and every kernel here is f32 (weights are
-// widened at load), so arm_dot_prod would change no instruction.
+// NEON is part of every AArch64 CPU. No dot-product feature: Halide 14's
+// sdot/udot multiply like-signed bytes, and int8 GEMMs multiply u8 x s8
+// (usdot, i8mm, which Halide 14 does not emit); bf16 is widened in software.
 constexpr const char *kArm64 = "arm-64-linux";
 
 TargetInfo concrete(const std::string &name, const char *halideTarget, Isa isa) {
@@ -60,7 +60,7 @@ const char *TargetInfo::isaName() const {
     return "multi";
   switch (isa) {
   case Isa::AVX2: return "avx2";
-  case Isa::AVX512: return bf16Dot ? "avx512bf16" : "avx512";
+  case Isa::AVX512: return dotProducts ? "avx512bf16" : "avx512";
   case Isa::NEON: return "neon";
   }
   return "";
@@ -81,7 +81,7 @@ llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
     return concrete(name, kAvx512, Isa::AVX512);
   if (name == "x86-64-avx512-bf16") {
     TargetInfo info = concrete(name, kAvx512Bf16, Isa::AVX512);
-    info.bf16Dot = true;
+    info.dotProducts = true;
     return info;
   }
   if (name == "arm64-linux") {
@@ -113,8 +113,8 @@ llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
   return info;
 }
 
-TargetInfo withBf16Variant(const TargetInfo &target) {
-  if (target.name != "host" || target.variants.empty() || target.variants.front().bf16Dot)
+TargetInfo withDotProductVariant(const TargetInfo &target) {
+  if (target.name != "host" || target.variants.empty() || target.variants.front().dotProducts)
     return target;
   TargetInfo out = target;
   out.variants.insert(out.variants.begin(), llvm::cantFail(resolveTarget("x86-64-avx512-bf16")));

@@ -48,7 +48,12 @@ const char *toString(MaskKind kind) {
 }
 
 const char *toString(Precision precision) {
-  return precision == Precision::BF16 ? "bf16" : "f32";
+  switch (precision) {
+  case Precision::F32: return "f32";
+  case Precision::BF16: return "bf16";
+  case Precision::Int8: return "int8";
+  }
+  return "?";
 }
 
 std::optional<Precision> parsePrecision(const std::string &text) {
@@ -56,6 +61,8 @@ std::optional<Precision> parsePrecision(const std::string &text) {
     return Precision::F32;
   if (text == "bf16")
     return Precision::BF16;
+  if (text == "int8")
+    return Precision::Int8;
   return std::nullopt;
 }
 

@@ -25,8 +25,12 @@ enum class DType { F32, F16, BF16 };
 /// How the GEMMs of linear layers multiply (`precision = ...`), apart from
 /// `dtype`, the storage type of the weights file. bf16: the weights are
 /// packed as bf16 at load, activations are rounded to bf16 inside the GEMM
-/// and the products are summed in f32; everything else stays f32.
-enum class Precision { F32, BF16 };
+/// and the products are summed in f32. int8: the weights are quantized per
+/// output channel (symmetric, scale max|w|/127) at load, each token row's
+/// activations per row the same way inside the GEMM, and the products summed
+/// exactly in int32 (docs/spec-language.md has the arithmetic). Everything
+/// else stays f32.
+enum class Precision { F32, BF16, Int8 };
 
 struct NormSpec {
   NormKind kind = NormKind::LayerNorm;
@@ -147,7 +151,7 @@ const char *toString(Activation kind);
 const char *toString(NormKind kind);
 const char *toString(NormPlacement placement);
 const char *toString(MaskKind kind);
-const char *toString(Precision precision); ///< "f32", "bf16"
+const char *toString(Precision precision); ///< "f32", "bf16", "int8"
 /// The inverse of toString(Precision); nullopt for any other text.
 std::optional<Precision> parsePrecision(const std::string &text);
 

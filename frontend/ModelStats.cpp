@@ -52,38 +52,57 @@ int64_t &partOf(ModelSizes &sizes, StringRef name) {
 
 bool gated(Activation ffn) { return ffn == Activation::SwiGLU || ffn == Activation::GeGLU; }
 
-/// Elements of the weight matrices (not biases) of the linears `precision`
-/// applies to: each layer's projections and FFN, the head's. Mirrors the
-/// shapes buildManifest gives them.
-int64_t bf16LinearElements(const ModelSpec &spec, Checked &checked) {
-  int64_t elements = 0, d = spec.dModel;
+/// The weight matrices (not biases) of the linears that compute in one
+/// precision: their elements, and their rows (output channels), which int8
+/// gives a scale and a correction each.
+struct LinearMatrices {
+  int64_t elements = 0, channels = 0;
+
+  /// Counts one [out, in] matrix.
+  void add(int64_t out, int64_t in, Checked &checked) {
+    checked.add(elements, checked.mul(out, in));
+    checked.add(channels, out);
+  }
+};
+
+/// The matrices of the linears `precision` applies to: each layer's
+/// projections and FFN, the head's. Mirrors the shapes buildManifest gives
+/// them.
+LinearMatrices linearMatrices(const ModelSpec &spec, Precision precision, Checked &checked) {
+  LinearMatrices matrices;
+  int64_t d = spec.dModel;
   for (const StackSpec *stack : {&spec.encoder, &spec.decoder}) {
     if (!stack->present)
       continue;
     for (int64_t i = 0; i < stack->layers; ++i) {
       const LayerSpec &layer =
           stack->layerSpecs.empty() ? static_cast<const LayerSpec &>(*stack) : stack->layer(i);
-      if (layer.precision != Precision::BF16)
+      if (layer.precision != precision)
         continue;
       int64_t qWidth = checked.mul(layer.heads, layer.headDim);
       int64_t kvWidth = checked.mul(layer.kvHeads, layer.headDim);
-      // q and o are d x qWidth each, k and v d x kvWidth each.
-      int64_t attention = checked.mul(2, checked.mul(d, qWidth));
-      checked.add(attention, checked.mul(2, checked.mul(d, kvWidth)));
-      checked.add(elements, attention);
+      auto addAttention = [&] {
+        matrices.add(qWidth, d, checked);  // q
+        matrices.add(kvWidth, d, checked); // k
+        matrices.add(kvWidth, d, checked); // v
+        matrices.add(d, qWidth, checked);  // o
+      };
+      addAttention();
       if (stack->crossAttention)
-        checked.add(elements, attention);
-      checked.add(elements,
-                  checked.mul(gated(layer.ffn) ? 3 : 2, checked.mul(d, layer.dFF)));
+        addAttention();
+      if (gated(layer.ffn))
+        matrices.add(layer.dFF, d, checked); // gate
+      matrices.add(layer.dFF, d, checked);   // up
+      matrices.add(d, layer.dFF, checked);   // down
     }
   }
-  if (spec.precision == Precision::BF16) {
+  if (spec.precision == precision) {
     if (spec.output == OutputKind::LMHead && !spec.tiedHead)
-      checked.add(elements, checked.mul(spec.vocab, d));
+      matrices.add(spec.vocab, d, checked);
     else if (spec.output == OutputKind::Classifier)
-      checked.add(elements, checked.mul(spec.classes, d));
+      matrices.add(spec.classes, d, checked);
   }
-  return elements;
+  return matrices;
 }
 
 /// FLOPs of one stack, counted layer by layer.
@@ -195,15 +214,21 @@ std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overf
       *overflow = checked.overflowed ? "the parameter count" : "the weight size in bytes";
     return std::nullopt;
   }
-  // No more than the parameters, so the element count cannot overflow; the
+  // No more than the parameters, so the element counts cannot overflow; the
   // f32 bytes can where an f16/bf16 file's size did not, and saturate rather
   // than refuse a spec that fits in 64 bits as stored.
   Checked split;
-  int64_t bf16Elements = bf16LinearElements(spec, split);
-  sizes.bf16WeightBytes = split.mul(bf16Elements, 2);
-  sizes.f32WeightBytes = split.mul(sizes.parameters - bf16Elements, 4);
+  LinearMatrices bf16 = linearMatrices(spec, Precision::BF16, split);
+  LinearMatrices int8 = linearMatrices(spec, Precision::Int8, split);
+  sizes.bf16WeightBytes = split.mul(bf16.elements, 2);
+  // A byte an element, and per output channel an f32 scale and the int32
+  // sum of its row (the zero-point correction of the unsigned activations).
+  sizes.int8WeightBytes = int8.elements;
+  split.add(sizes.int8WeightBytes, split.mul(int8.channels, 8));
+  sizes.f32WeightBytes = split.mul(sizes.parameters - bf16.elements - int8.elements, 4);
   if (split.overflowed)
-    sizes.bf16WeightBytes = sizes.f32WeightBytes = std::numeric_limits<int64_t>::max();
+    sizes.bf16WeightBytes = sizes.int8WeightBytes = sizes.f32WeightBytes =
+        std::numeric_limits<int64_t>::max();
   if (spec.decoder.present) {
     const StackSpec &stack = spec.decoder;
     for (int64_t i = 0; i < stack.layers; ++i) {

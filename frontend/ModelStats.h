@@ -28,11 +28,11 @@ struct ModelSizes {
           headParameters = 0;
   int64_t weightBytes = 0;
   /// The weights as the model computes with them, whatever `dtype` stores
-  /// them as: the matrices of bf16 linears at 2 bytes an element, every other
-  /// tensor (f32 linears, norms, biases, embedding tables, a tied head's
-  /// table too, which the embedding reads) at 4. They sum to the parameters'
-  /// bytes with bf16 matrices counted at 2.
-  int64_t bf16WeightBytes = 0, f32WeightBytes = 0;
+  /// them as: the matrices of bf16 linears at 2 bytes an element, those of
+  /// int8 linears at 1 plus 8 per output channel (an f32 scale and an int32
+  /// correction), every other tensor (f32 linears, norms, biases, embedding
+  /// tables, a tied head's table too, which the embedding reads) at 4.
+  int64_t bf16WeightBytes = 0, int8WeightBytes = 0, f32WeightBytes = 0;
   /// f32 keys and values of every decoder layer at max_seq positions (and,
   /// with cross-attention, of the encoder output they attend to); 0 for an
   /// encoder-only model, which does not decode.

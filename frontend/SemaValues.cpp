@@ -224,11 +224,13 @@ std::optional<NormSpec> ValueReader::norm(const ast::Value &value,
 
 std::optional<Precision> ValueReader::precision(const ast::Value &value,
                                                StringRef what) {
-  const Choice choices[] = {{"f32"}, {"bf16"}};
+  // In the order of the diagnostics' "expected one of" list.
+  const Choice choices[] = {{"f32"}, {"bf16"}, {"int8"}};
+  const Precision precisions[] = {Precision::F32, Precision::BF16, Precision::Int8};
   std::optional<Chosen> chosen = choose(value, what, choices);
   if (!chosen)
     return std::nullopt;
-  return chosen->index == 0 ? Precision::F32 : Precision::BF16;
+  return precisions[chosen->index];
 }
 
 KeyMap ValueReader::collectKeys(ArrayRef<ast::Assignment> assignments,

@@ -71,6 +71,8 @@ private:
 /// y = x W^T (+ b) with W in nn.Linear layout [out, in]; b may be null.
 /// Precision::BF16 rounds every element of x and W to bf16 first (the bias
 /// stays f32), as tmc's bf16 GEMMs do; the sum is exact-ish in double.
+/// Precision::Int8 quantizes W per output channel and x per row, in f32 as
+/// docs/spec-language.md defines it, and sums the integer products exactly.
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision = Precision::F32);
 

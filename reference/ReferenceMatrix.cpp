@@ -3,6 +3,9 @@
 #include "reference/ReferenceHalf.h"
 #include "reference/ReferenceInternal.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tmc::ref::detail {
 
 Matrix add(const Matrix &a, const Matrix &b) {
@@ -43,8 +46,63 @@ const float *WeightTable::get(const std::string &name, int64_t count) {
   return zeroBuffers.back().data();
 }
 
+namespace {
+
+/// A row of values quantized symmetrically to [-127, 127], in f32 as the
+/// contract (docs/spec-language.md, precision = int8) writes it: the scale is
+/// max|v| / 127, each value round-half-even(v * (127 / max|v|)).
+struct QuantizedRow {
+  std::vector<int32_t> values;
+  float scale = 0;
+};
+
+QuantizedRow quantizeRow(const float *row, int64_t count) {
+  float absMax = 0;
+  for (int64_t i = 0; i < count; ++i)
+    absMax = std::max(absMax, std::fabs(row[i]));
+  const float inverse = absMax > 0 ? 127.0f / absMax : 0.0f;
+  QuantizedRow out;
+  out.scale = absMax / 127.0f;
+  out.values.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const float scaled = row[i] * inverse; // an f32 product, as tmc's
+    out.values[static_cast<size_t>(i)] =
+        static_cast<int32_t>(std::clamp(std::nearbyint(scaled), -127.0f, 127.0f));
+  }
+  return out;
+}
+
+/// The int8 GEMM: the activations are the f32 values tmc's kernels hold,
+/// so each row is narrowed to f32 before it is quantized. The u8 zero point
+/// of the kernel cancels exactly and does not appear here.
+Matrix linearInt8(const Matrix &x, const float *w, const float *b, int64_t out) {
+  std::vector<QuantizedRow> weightRows;
+  for (int64_t o = 0; o < out; ++o)
+    weightRows.push_back(quantizeRow(w + o * x.cols, x.cols));
+  Matrix y(x.rows, out);
+  std::vector<float> row(static_cast<size_t>(x.cols));
+  for (int64_t r = 0; r < x.rows; ++r) {
+    for (int64_t i = 0; i < x.cols; ++i)
+      row[static_cast<size_t>(i)] = static_cast<float>(x.at(r, i));
+    const QuantizedRow tokens = quantizeRow(row.data(), x.cols);
+    for (int64_t o = 0; o < out; ++o) {
+      const QuantizedRow &weights = weightRows[static_cast<size_t>(o)];
+      int64_t sum = 0;
+      for (int64_t i = 0; i < x.cols; ++i)
+        sum += int64_t(tokens.values[static_cast<size_t>(i)]) * weights.values[static_cast<size_t>(i)];
+      y.at(r, o) = static_cast<double>(sum) * tokens.scale * weights.scale +
+                   (b ? static_cast<double>(b[o]) : 0.0);
+    }
+  }
+  return y;
+}
+
+} // namespace
+
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision) {
+  if (precision == Precision::Int8)
+    return linearInt8(x, w, b, out);
   if (precision == Precision::BF16) {
     // The inputs rounded once; the sum below is the f32 path's.
     Matrix xr = x;

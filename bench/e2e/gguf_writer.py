@@ -4,9 +4,12 @@ Writes llama.cpp's `gpt2` architecture: its tensor names, its metadata keys and
 GPT-2's BPE vocabulary (encoder.json + vocab.bpe), which llama.cpp requires to
 load a model. Weights are tmc's safetensors (f32): q, k, v are
 concatenated into llama.cpp's fused attn_qkv, and a tied LM head is left out
-(llama.cpp's gpt2 then reads token_embd, as tmc does). `matrix_type` f16 or
-bf16 stores every 2-D tensor in that type, as llama.cpp's own converter does
-with --outtype f16/bf16 (1-D norms and biases stay f32).
+(llama.cpp's gpt2 then reads token_embd, as tmc does). `matrix_type` f16,
+bf16 or q8_0 stores every 2-D tensor in that type, as llama.cpp's own
+converter does with --outtype f16/bf16/q8_0 (1-D norms and biases stay f32).
+Q8_0 (ggml-common.h's block_q8_0): blocks of 32 consecutive weights of a row,
+each an f16 scale d = max|w| / 127 then 32 int8 round(w / d), 34 bytes, as
+ggml's quantize_row_q8_0_ref computes them (round half away from zero).
 
 Format (GGUF v3, little-endian): magic "GGUF", version, tensor count, metadata
 count; metadata as (key, type, value); tensor infos as (name, n_dims, dims
@@ -22,10 +25,12 @@ ALIGNMENT = 32
 # gguf_type
 U32, I32, F32T, BOOL, STRING, ARRAY = 4, 5, 6, 7, 8, 9
 GGML_F32 = 0
-# ggml_type of the 2-D tensors for each matrix_type (ggml.h: F16 = 1, BF16 = 30).
-GGML_TYPES = {"f32": 0, "f16": 1, "bf16": 30}
-# general.file_type (llama.h's llama_ftype): ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_BF16 = 32.
-FILE_TYPES = {"f32": 0, "f16": 1, "bf16": 32}
+# ggml_type of the 2-D tensors for each matrix_type (ggml.h: F16 = 1, Q8_0 = 8, BF16 = 30).
+GGML_TYPES = {"f32": 0, "f16": 1, "bf16": 30, "q8_0": 8}
+# general.file_type (llama.h's llama_ftype): ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q8_0 = 7,
+# MOSTLY_BF16 = 32.
+FILE_TYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7}
+Q8_0_BLOCK = 32
 
 
 def _bf16_bytes(array):
@@ -35,11 +40,28 @@ def _bf16_bytes(array):
     return rounded.astype("<u2").tobytes()
 
 
+def _q8_0_bytes(array):
+    """Rows in blocks of 32: an f16 scale, then 32 int8 (quantize_row_q8_0_ref)."""
+    if array.shape[-1] % Q8_0_BLOCK:
+        raise ValueError(f"q8_0 needs rows of a multiple of {Q8_0_BLOCK}, not {array.shape[-1]}")
+    blocks = np.ascontiguousarray(array, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
+    scale = np.abs(blocks).max(axis=1) / np.float32(127)
+    inverse = np.divide(np.float32(1), scale, out=np.zeros_like(scale), where=scale > 0)
+    scaled = blocks * inverse[:, None]
+    quants = (np.sign(scaled) * np.floor(np.abs(scaled) + np.float32(0.5))).astype(np.int8)
+    out = np.empty(len(blocks), dtype=[("d", "<f2"), ("qs", "i1", (Q8_0_BLOCK,))])
+    out["d"] = scale.astype("<f2")
+    out["qs"] = quants
+    return out.tobytes()
+
+
 def _tensor_bytes(array, matrix_type):
     if array.ndim < 2 or matrix_type == "f32":
         return np.ascontiguousarray(array, dtype="<f4").tobytes()
     if matrix_type == "f16":
         return np.ascontiguousarray(array, dtype="<f2").tobytes()
+    if matrix_type == "q8_0":
+        return _q8_0_bytes(array)
     return _bf16_bytes(array)
 
 

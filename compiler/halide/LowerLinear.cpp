@@ -20,6 +20,12 @@
 // reduction domain's predicate. T == 1 (decode) takes a one-row tile when the
 // schedule asks for it (a run-time branch on T inside the same kernel).
 //
+// Reduced precision (never blocked): bf16 rounds the tokens to bf16 pairs
+// once per call and sums each pair of products in f32; int8 quantizes each
+// token row to u8 quads once per call, sums u8 x s8 quads in int32, and
+// scales the sums by the row's and the channel's scales in the epilogue,
+// before the bias (docs/spec-language.md has the arithmetic).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/halide/Lowering.h"
@@ -39,10 +45,10 @@ struct GemmVars {
 /// Splits a register tile: P features (vectors of vw, unrolled) by `rows`
 /// tokens (unrolled), with `inner` (a reduction variable, or none) between the
 /// rows and the row-tile loop, and `outer` loops after the row tiles. A bf16
-/// GEMM's `pair` (the two products each lane sums) goes innermost,
-/// `atomic().vectorize`d with the feature lanes: the VectorReduce pattern LLVM
-/// lowers to vdpbf16ps (avx512_sapphirerapids; elsewhere Halide widens the
-/// bf16 halves and uses FMAs).
+/// or int8 GEMM's `pair` (the two or four products each lane sums) goes
+/// innermost, `atomic().vectorize`d with the feature lanes: the VectorReduce
+/// pattern LLVM lowers to vdpbf16ps or vpdpbusd (avx512_sapphirerapids;
+/// elsewhere Halide widens the halves or bytes and multiplies lane by lane).
 void tileStage(Stage s, const GemmVars &v, const GemmLayout &l, int rows,
                const std::vector<VarOrRVar> &inner, const std::vector<VarOrRVar> &outer,
                const RVar *pair = nullptr) {
@@ -89,6 +95,9 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (l.bf16)
       pw.set_estimates({{0, 2}, {0, P}, {0, static_cast<int>(l.kPairs)},
                         {0, static_cast<int>(l.panels)}});
+    else if (l.int8)
+      pw.set_estimates({{0, 4}, {0, P}, {0, static_cast<int>(l.kQuads + 2)},
+                        {0, static_cast<int>(l.panels)}});
     else
       pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
     args.push_back(pw);
@@ -97,9 +106,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     ImageParam w = makeInput(sig[1], "weight"); // (k, n)
     w.set_estimates({{0, K}, {0, N}});
     args.push_back(w);
-    packed = definePackedWeight(w, l);
+    PackedWeightFuncs funcs = definePackedWeight(w, l);
+    packed = funcs.packed;
     packed.compute_root();
-    schedulePackedWeight(packed, l, schedule);
+    schedulePackedWeight(funcs, l, schedule);
+    stages.insert(stages.end(), funcs.channelStats.begin(), funcs.channelStats.end());
     stages.push_back(packed);
   }
   ImageParam b, residual;
@@ -118,12 +129,34 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   Expr T = x.dim(1).extent();
   Func xc("x_clamped");
   xc(v.n, t) = x(v.n, min(t, T - 1));
+  // int8 sums in int32 and adds the bias after scaling (below).
   Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
-  Func acc("acc"), partial("partial"), xb("x_bf16");
+  Func acc("acc"), partial("partial"), xb("x_bf16"), xq("x_u8"), xmax("x_absmax");
   RDom r(0, K, "r"), rk(0, kc, "rk"), rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
-  if (l.bf16) {
+  RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
+  if (l.int8) {
+    // Each token row quantized once per call, symmetric around the u8 zero
+    // point 128 (the weight's packed correction takes it back out); the
+    // quads of products summed exactly in int32 (vpdpbusd's semantics).
+    Var e("e"), k4("k4");
+    Expr k = 4 * k4 + e;
+    RDom rx(0, K, "rx");
+    xmax(t) = 0.0f;
+    xmax(t) = max(xmax(t), abs(xc(rx, t)));
+    // strict_float keeps the contract's quotients (docs/spec-language.md):
+    // Halide would otherwise use a rounded reciprocal of the constant.
+    Expr inv = select(xmax(t) > 0.0f, strict_float(127.0f / xmax(t)), 0.0f);
+    Expr value = select(k < K, xc(min(k, K - 1), t), 0.0f);
+    xq(e, k4, t) = cast<uint8_t>(
+        cast<int32_t>(clamp(round(strict_float(value * inv)), -127.0f, 127.0f)) + 128);
+    acc(j, t, p) = 0;
+    acc(j, t, p) += cast<int32_t>(xq(rq.x, rq.y, t)) * cast<int32_t>(packed(rq.x, j, rq.y, p));
+    stages.push_back(xc);
+    stages.push_back(xmax);
+    stages.push_back(xq);
+  } else if (l.bf16) {
     // The tokens rounded to bf16 once per call, in the weight's pair layout;
     // each pair of products is summed in f32 (vdpbf16ps's semantics).
     Var e("e"), k2("k2");
@@ -155,7 +188,23 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   }
   stages.push_back(acc);
   Func out("linear");
-  Expr value = applyActivation(acc(n % P, t, n / P), kernel.activation);
+  Expr sum = acc(n % P, t, n / P);
+  if (l.int8) {
+    // The channel's scale and correction: the quad rows after the weights.
+    auto word = [&](int row) {
+      Expr bits = cast<uint32_t>(0);
+      for (int e = 0; e < 4; ++e)
+        bits = bits | (cast<uint32_t>(reinterpret<uint8_t>(packed(e, n % P, row, n / P)))
+                       << static_cast<uint32_t>(8 * e));
+      return bits;
+    };
+    const int K4 = static_cast<int>(l.kQuads);
+    Expr scale = reinterpret<float>(word(K4)), correction = reinterpret<int32_t>(word(K4 + 1));
+    sum = cast<float>(sum - correction) * (strict_float(xmax(t) / 127.0f) * scale);
+    if (kernel.hasBias)
+      sum = sum + b(n);
+  }
+  Expr value = applyActivation(sum, kernel.activation);
   out(n, t) = kernel.hasResidual ? value + residual(n, t) : value;
   constrainOutput(out, sig.back());
   out.set_estimates({{0, N}, {0, estT}});
@@ -189,6 +238,18 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     scheduleOut(out.specialize(T == 1), 1);
   scheduleOut(out, R);
 
+  if (l.int8) {
+    // The tokens in u8 quads, once per call (an int8 GEMM is never blocked).
+    Var e = xq.args()[0], k4 = xq.args()[1];
+    xmax.compute_root();
+    xq.compute_root().bound(e, 0, 4).reorder(e, k4, t).unroll(e).vectorize(
+        k4, l.vectorWidth, TailStrategy::GuardWithIf);
+    if (schedule.parallel) {
+      xmax.parallel(t);
+      xmax.update().parallel(t);
+      xq.parallel(t);
+    }
+  }
   if (l.bf16) {
     // The tokens in bf16 pairs, once per call (a bf16 GEMM is never blocked).
     Var e = xb.args()[0], k2 = xb.args()[1];
@@ -202,8 +263,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     acc.compute_at(out, rowTasks ? v.tile : v.to);
     auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
       tileStage(pure, v, l, rows, {}, {p});
-      std::vector<VarOrRVar> inner = unrolledReduction(update, l.bf16 ? rp.y : r, l);
-      tileStage(update, v, l, rows, inner, {p}, l.bf16 ? &rp.x : nullptr);
+      // bf16 pairs and int8 quads: the group innermost, the steps outside it.
+      const RDom &grouped = l.int8 ? rq : rp;
+      const bool group = l.bf16 || l.int8;
+      std::vector<VarOrRVar> inner = unrolledReduction(update, group ? grouped.y : r, l);
+      tileStage(update, v, l, rows, inner, {p}, group ? &grouped.x : nullptr);
     };
     if (decode)
       scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);

@@ -37,6 +37,22 @@
 //   `packedWeightShape` says so with isBF16 and four extents; one k2 step of
 //   a panel is P pairs, 16 of which fill the 32 bf16 lanes of vdpbf16ps.
 //
+// int8 precision (L.int8; K4 = L.kQuads = ceil(K / 4)): each output channel n
+// is quantized symmetrically (docs/spec-language.md has the arithmetic):
+//       m = max_k |W[n][k]|, scale[n] = m / 127, inv = 127 / m (0 if m == 0),
+//       q[n][k] = int8(clamp(round_half_even(W[n][k] * inv), -127, 127)),
+//       corr[n] = 128 * sum_k q[n][k]   (the GEMM's u8 zero point, undone)
+//   all in f32 / int32. The packed weight is int8, Halide (e, j, k4, p),
+//   extents [4, P, K4 + 2, panels], dense:
+//       packed[((p * (K4 + 2) + k4) * P + j) * 4 + e]
+//           = q[p * P + j][4 * k4 + e]             for k4 < K4 (0 past K)
+//           = byte e of scale[p * P + j] (f32)     for k4 = K4
+//           = byte e of corr[p * P + j] (int32)    for k4 = K4 + 1
+//   little-endian, all 0 past N. One k4 step of a panel is P quads: 16 of
+//   them fill a zmm, the 64 bytes vpdpbusd multiplies by 16 broadcast token
+//   quads. The scale and correction ride in the panel so that the GEMM keeps
+//   one weight argument and reads them once per output tile.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/halide/Lowering.h"
@@ -51,13 +67,59 @@ BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule
   if (l.bf16) {
     shape.extents = {2, l.panelWidth, l.kPairs, l.panels};
     shape.isBF16 = true;
+  } else if (l.int8) {
+    shape.extents = {4, l.panelWidth, l.kQuads + 2, l.panels};
+    shape.isInt8 = true;
   } else {
     shape.extents = {l.panelWidth, l.K, l.panels};
   }
   return shape;
 }
 
-Func definePackedWeight(const Func &weight, const GemmLayout &layout) {
+namespace {
+
+/// Byte `e` (0 = least significant) of a 32-bit value, as the int8 it is
+/// stored as.
+Expr byteOf(Expr bits32, Expr e) {
+  return cast<int8_t>(cast<uint8_t>((reinterpret<uint32_t>(bits32) >> cast<uint32_t>(8 * e)) &
+                                    cast<uint32_t>(0xff)));
+}
+
+/// The int8 panels: quantized quads, then each channel's scale and
+/// correction bytes (the contract above).
+PackedWeightFuncs definePackedInt8(const Func &weight, const GemmLayout &layout) {
+  const int P = layout.panelWidth;
+  const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
+  const int K4 = static_cast<int>(layout.kQuads);
+  Var n("n"), k("k"), e("e"), j("j"), k4("k4"), p("p");
+  RDom r(0, K, "r");
+  Func absMax("weight_absmax"), quantized("weight_q"), rowSum("weight_qsum");
+  Expr row = min(n, N - 1);
+  absMax(n) = 0.0f;
+  absMax(n) = max(absMax(n), abs(weight(r, row)));
+  // strict_float: Halide would otherwise multiply by a rounded reciprocal
+  // of 127, one ulp off the contract's quotient now and then.
+  Expr inv = select(absMax(n) > 0.0f, strict_float(127.0f / absMax(n)), 0.0f);
+  quantized(k, n) =
+      cast<int8_t>(clamp(round(strict_float(weight(k, row) * inv)), -127.0f, 127.0f));
+  rowSum(n) = 0;
+  rowSum(n) += cast<int32_t>(quantized(r, n));
+  Expr channel = p * P + j, kk = 4 * k4 + e;
+  Expr inside = channel < N;
+  Expr quad = select(inside && kk < K, quantized(min(kk, K - 1), channel), cast<int8_t>(0));
+  Expr scale = select(inside, strict_float(absMax(channel) / 127.0f), 0.0f);
+  Expr correction = select(inside, 128 * rowSum(channel), 0);
+  Func packed("packed_weight");
+  packed(e, j, k4, p) =
+      select(k4 < K4, quad, k4 == K4, byteOf(scale, e), byteOf(correction, e));
+  return {packed, {absMax, rowSum}};
+}
+
+} // namespace
+
+PackedWeightFuncs definePackedWeight(const Func &weight, const GemmLayout &layout) {
+  if (layout.int8)
+    return definePackedInt8(weight, layout);
   const int P = layout.panelWidth;
   const int N = static_cast<int>(layout.N);
   Var j("j"), k("k"), p("p");
@@ -69,18 +131,31 @@ Func definePackedWeight(const Func &weight, const GemmLayout &layout) {
     Expr kk = 2 * k + e;
     packed(e, j, k, p) = cast(BFloat(16), select(n < N && kk < K,
                                                  weight(min(kk, K - 1), min(n, N - 1)), 0.0f));
-    return packed;
+    return {packed, {}};
   }
   packed(j, k, p) = select(n < N, weight(k, min(n, N - 1)), 0.0f);
-  return packed;
+  return {packed, {}};
 }
 
-void schedulePackedWeight(Func &packed, const GemmLayout &layout, const Schedule &schedule) {
-  if (layout.bf16) {
-    // Pairs of adjacent source floats, a panel row of P pairs at a time.
+void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
+                          const Schedule &schedule) {
+  Func &packed = funcs.packed;
+  // int8: the statistics once per channel, first.
+  for (Func &stat : funcs.channelStats) {
+    stat.compute_root();
+    if (schedule.parallel) {
+      stat.parallel(stat.args()[0], 16);
+      stat.update().parallel(stat.args()[0], 16);
+    }
+  }
+  if (layout.bf16 || layout.int8) {
+    // Groups of 2 or 4 adjacent source values, a panel row of P groups at a
+    // time.
     Var e = packed.args()[0], j = packed.args()[1], k = packed.args()[2], p = packed.args()[3];
-    packed.bound(e, 0, 2).reorder(e, j, k, p).unroll(e).vectorize(j, layout.vectorWidth,
-                                                                   TailStrategy::GuardWithIf);
+    packed.bound(e, 0, layout.int8 ? 4 : 2)
+        .reorder(e, j, k, p)
+        .unroll(e)
+        .vectorize(j, layout.vectorWidth, TailStrategy::GuardWithIf);
     if (schedule.parallel)
       packed.parallel(p);
     return;
@@ -103,19 +178,27 @@ LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam w = makeInput(sig[1], "weight"); // (k, n)
   w.set_estimates({{0, static_cast<int>(layout.K)}, {0, static_cast<int>(layout.N)}});
-  Func packed = definePackedWeight(w, layout);
+  PackedWeightFuncs funcs = definePackedWeight(w, layout);
+  Func &packed = funcs.packed;
   constrainOutput(packed, packedWeightShape(kernel, schedule));
   if (layout.bf16)
     packed.set_estimates({{0, 2},
                           {0, layout.panelWidth},
                           {0, static_cast<int>(layout.kPairs)},
                           {0, static_cast<int>(layout.panels)}});
+  else if (layout.int8)
+    packed.set_estimates({{0, 4},
+                          {0, layout.panelWidth},
+                          {0, static_cast<int>(layout.kQuads + 2)},
+                          {0, static_cast<int>(layout.panels)}});
   else
     packed.set_estimates({{0, layout.panelWidth},
                           {0, static_cast<int>(layout.K)},
                           {0, static_cast<int>(layout.panels)}});
-  schedulePackedWeight(packed, layout, schedule);
-  return {packed, {w}, {packed}};
+  schedulePackedWeight(funcs, layout, schedule);
+  std::vector<Func> stages = funcs.channelStats;
+  stages.push_back(packed);
+  return {packed, {w}, stages};
 }
 
 } // namespace tmc::halide

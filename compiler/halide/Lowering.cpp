@@ -11,7 +11,10 @@ namespace tmc::halide {
 
 ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
-  Type type = shape.isInt32 ? Int(32) : shape.isBF16 ? BFloat(16) : Float(32);
+  Type type = shape.isInt32  ? Int(32)
+              : shape.isBF16 ? BFloat(16)
+              : shape.isInt8 ? Int(8)
+                             : Float(32);
   ImageParam param(type, static_cast<int>(shape.extents.size()), name);
   // Weights are mmap'd at whatever offset the file gives them: promise
   // element alignment only, so that Halide never emits aligned vector loads.

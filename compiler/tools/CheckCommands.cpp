@@ -254,21 +254,49 @@ void printStack(raw_ostream &os, const char *name, const json &s) {
   }
 }
 
-/// The linears' precisions in a word: one, when every linear (the head's
-/// too) has it, else "mixed".
-std::string linearPrecisions(const ModelSpec &spec) {
-  bool f32 = false, bf16 = false;
-  auto note = [&](Precision precision) {
-    (precision == Precision::BF16 ? bf16 : f32) = true;
-  };
-  if (spec.output != OutputKind::Hidden)
-    note(spec.precision);
-  for (const StackSpec *stack : {&spec.encoder, &spec.decoder})
-    for (const LayerSpec &layer : stack->layerSpecs)
-      note(layer.precision);
-  if (f32 && bf16)
-    return "mixed";
-  return bf16 ? "bf16" : "f32";
+/// Which precisions the linears (the head's too) compute in.
+struct LinearPrecisions {
+  bool f32 = false, bf16 = false, int8 = false;
+
+  explicit LinearPrecisions(const ModelSpec &spec) {
+    if (spec.output != OutputKind::Hidden)
+      note(spec.precision);
+    for (const StackSpec *stack : {&spec.encoder, &spec.decoder})
+      for (const LayerSpec &layer : stack->layerSpecs)
+        note(layer.precision);
+  }
+
+  /// One precision's name, when every linear has it, else "mixed".
+  std::string word() const {
+    if (f32 + bf16 + int8 > 1)
+      return "mixed";
+    return toString(bf16 ? Precision::BF16 : int8 ? Precision::Int8 : Precision::F32);
+  }
+
+private:
+  void note(Precision precision) {
+    switch (precision) {
+    case Precision::F32: f32 = true; break;
+    case Precision::BF16: bf16 = true; break;
+    case Precision::Int8: int8 = true; break;
+    }
+  }
+};
+
+/// The `precision` line's parenthesis: the weights by the precision they
+/// are computed in (the weight bytes line says how the file stores them).
+std::string precisionBreakdown(const ModelSizes &sizes, const LinearPrecisions &linears) {
+  std::string f32 = tmr::formatBytes(sizes.f32WeightBytes);
+  if (sizes.bf16WeightBytes == 0 && sizes.int8WeightBytes == 0)
+    return "all weights f32: " + f32;
+  std::string text = "linears ";
+  if (sizes.bf16WeightBytes > 0)
+    text += tmr::formatBytes(sizes.bf16WeightBytes) + " as bf16 + ";
+  // The int8 bytes include each output channel's scale and correction.
+  if (sizes.int8WeightBytes > 0)
+    text += tmr::formatBytes(sizes.int8WeightBytes) + " as int8 + ";
+  return text + f32 + " f32 for " + (linears.f32 ? "the f32 linears, " : "") +
+         "norms, biases and embeddings";
 }
 
 } // namespace
@@ -316,7 +344,9 @@ int checkCommand(int argc, char **argv) {
                   // weights by the precision the model computes them in.
                   {"precision", toString(spec.precision)},
                   {"weight_bytes_by_precision",
-                   {{"f32", sizes->f32WeightBytes}, {"bf16", sizes->bf16WeightBytes}}},
+                   {{"f32", sizes->f32WeightBytes},
+                    {"bf16", sizes->bf16WeightBytes},
+                    {"int8", sizes->int8WeightBytes}}},
                   {"kv_cache_bytes", sizes->kvCacheBytes},
                   {"flops_per_token",
                    {{"prefill", flopsJson(flops.prefill)},
@@ -363,16 +393,9 @@ int checkCommand(int argc, char **argv) {
   os << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
      << spec.maxSeq << ", position " << toString(spec.position) << ", output "
      << outputText(spec) << ", dtype " << dtypeName(spec.dtype) << "\n";
-  // bf16 linears' matrices at 2 bytes, the rest at 4, as computed (the
-  // weight bytes above are as stored, in dtype).
-  os << "  precision       " << linearPrecisions(spec);
-  if (sizes->bf16WeightBytes > 0)
-    os << " (linears " << tmr::formatBytes(sizes->bf16WeightBytes) << " as bf16 + "
-       << tmr::formatBytes(sizes->f32WeightBytes) << " f32 for "
-       << (linearPrecisions(spec) == "mixed" ? "the f32 linears, " : "")
-       << "norms, biases and embeddings)\n";
-  else
-    os << " (all weights f32: " << tmr::formatBytes(sizes->f32WeightBytes) << ")\n";
+  LinearPrecisions linears(spec);
+  os << "  precision       " << linears.word() << " (" << precisionBreakdown(*sizes, linears)
+     << ")\n";
   for (const char *name : {"encoder", "decoder"})
     if (summary.contains(name))
       printStack(os, name, summary[name]);

@@ -58,6 +58,13 @@ bool parseOptions(int argc, char **argv, const char *overview) {
   return true;
 }
 
+std::string allowedPrecisions() {
+  std::string list;
+  for (Precision precision : {Precision::F32, Precision::BF16, Precision::Int8})
+    list += std::string(list.empty() ? "" : ", ") + toString(precision);
+  return list;
+}
+
 Expected<SpecOverrides> PrecisionOption::overrides() const {
   SpecOverrides overrides;
   // Checked by occurrence, not by emptiness: `--precision=` is a bad value.
@@ -66,7 +73,7 @@ Expected<SpecOverrides> PrecisionOption::overrides() const {
   overrides.precision = parsePrecision(value);
   if (!overrides.precision)
     return makeUsageError("--precision: unknown precision '" + value + "' (expected one of: " +
-                          toString(Precision::F32) + ", " + toString(Precision::BF16) + ")");
+                          allowedPrecisions() + ")");
   return overrides;
 }
 

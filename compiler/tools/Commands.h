@@ -34,12 +34,16 @@ constexpr int kExitUsage = 2;
 /// prints diagnostics and returns nullopt on error.
 std::optional<LoadedSpec> load(const std::string &path, const SpecOverrides &overrides = {});
 
+/// The values --precision and --reference-precision accept, as their
+/// usage errors list them: "f32, bf16, int8".
+std::string allowedPrecisions();
+
 /// The --precision option of the commands that build a model's kernels
 /// (compile, check, verify, tune), each of which declares one with this.
 struct PrecisionOption {
   llvm::cl::opt<std::string> value{
       "precision",
-      llvm::cl::desc("Precision of the linear layers' GEMMs, f32 or bf16, in place of the "
+      llvm::cl::desc("Precision of the linear layers' GEMMs, f32, bf16 or int8, in place of the "
                      "spec's model-level `precision` (a stack's or layer's own key still "
                      "wins)"),
       llvm::cl::value_desc("P"), llvm::cl::cat(toolOptions)};

@@ -15,6 +15,8 @@
 
 #include <limits>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace tmc::tools {
 
@@ -44,27 +46,35 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
     memory.weights = saturatingAdd(memory.weights, saturatingMul(elementCount(tensor.shape), kFloat));
   // A fused projection packs its stacked weight: the parts' bytes again.
   // Keyed by precision too: a weight two GEMMs pack differently is held twice.
-  std::set<std::pair<int64_t, bool>> packedWeights; // (manifest index, bf16)
+  std::set<std::pair<int64_t, std::string>> packedWeights; // (manifest index, precision)
   for (const KernelCall &call : plan->calls)
     if (call.kind == KernelCall::Kind::Kernel &&
         plan->kernels[call.kernel].kind == KernelKind::linear && call.args.size() > 1) {
-      bool bf16 = plan->kernels[call.kernel].precision == "bf16";
+      const std::string &precision = plan->kernels[call.kernel].precision;
       const Slot &weight = call.args[1].slot;
       if (weight.kind == Slot::Kind::Weight)
-        packedWeights.insert({weight.index, bf16});
+        packedWeights.insert({weight.index, precision});
       else if (weight.kind == Slot::Kind::Joined)
         for (int64_t part : plan->joined[weight.index].parts)
-          packedWeights.insert({part, bf16});
+          packedWeights.insert({part, precision});
     }
-  for (auto [index, bf16] : packedWeights) {
+  for (const auto &[index, precision] : packedWeights) {
     if (index < 0 || index >= static_cast<int64_t>(manifest.size()))
       continue;
     const std::vector<int64_t> &shape = manifest[index].shape;
     int64_t bytes = saturatingMul(elementCount(shape), kFloat);
-    // bf16 panels hold K in pairs, [2, P, ceil(K/2), panels]: the weight
-    // [N, K] with K rounded up to even, 2 bytes an element.
-    if (bf16 && shape.size() == 2)
-      bytes = saturatingMul(saturatingMul(shape[0], shape[1] + shape[1] % 2), 2);
+    if (shape.size() == 2) {
+      int64_t outputs = shape[0], inputs = shape[1];
+      // bf16 panels hold K in pairs, [2, P, ceil(K/2), panels]: the weight
+      // [N, K] with K rounded up to even, 2 bytes an element.
+      if (precision == "bf16")
+        bytes = saturatingMul(saturatingMul(outputs, inputs + inputs % 2), 2);
+      // int8 panels hold K in quads and two more rows of 4 bytes per
+      // column, its f32 scale and int32 correction, [4, P, ceil(K/4) + 2,
+      // panels]: per output, K rounded up to a multiple of 4, plus 8 bytes.
+      if (precision == "int8")
+        bytes = saturatingMul(outputs, saturatingAdd(saturatingMul((inputs + 3) / 4, 4), 8));
+    }
     memory.packed = saturatingAdd(memory.packed, bytes);
   }
   memory.kvCache = saturatingMul(plan->cacheFloats, kFloat);

@@ -279,10 +279,10 @@ int verifyCommand(int argc, char **argv) {
   PrecisionOption precision;
   cl::opt<std::string> referencePrecision(
       "reference-precision",
-      cl::desc("Evaluate the reference with every linear in this precision (f32) instead of the "
-               "model's own: the table then shows what reduced precision costs, value by value, "
-               "and names where the error grows most"),
-      cl::value_desc("f32|bf16"), cl::cat(toolOptions));
+      cl::desc("Evaluate the reference with every linear in this precision (f32, bf16 or int8; "
+               "usually f32) instead of the model's own: the table then shows what reduced "
+               "precision costs, value by value, and names where the error grows most"),
+      cl::value_desc("f32|bf16|int8"), cl::cat(toolOptions));
   // The compile underneath applies MLIR's pass-manager options, so they must exist.
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -321,7 +321,8 @@ int verifyCommand(int argc, char **argv) {
     std::optional<Precision> chosen = parsePrecision(referencePrecision);
     if (!chosen)
       return reportError(makeUsageError("--reference-precision: unknown precision '" +
-                                        referencePrecision + "' (expected one of: f32, bf16)"));
+                                        referencePrecision + "' (expected one of: " +
+                                        allowedPrecisions() + ")"));
     referenceSpec.precision = *chosen;
     for (StackSpec *stack : {&referenceSpec.encoder, &referenceSpec.decoder}) {
       stack->precision = *chosen;

@@ -246,6 +246,8 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             flags.push_back("-DTMC_PANELS=" + std::to_string(l.panels));
             if (l.bf16)
               flags.push_back("-DTMC_BF16_PAIRS=" + std::to_string(l.kPairs));
+            if (l.int8)
+              flags.push_back("-DTMC_INT8_QUADS=" + std::to_string(l.kQuads));
           }
           if (llvm::Error error =
                   compileCxx(TMC_MEASURE_HARNESS, harnessObject, /*target=*/nullptr, flags))

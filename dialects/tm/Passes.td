@@ -103,7 +103,9 @@ def TMFuseProjections : Pass<"tm-fuse-projections", "::mlir::func::FuncOp"> {
     are stacked at load time (`tm.concat`); `tm.split` hands each consumer
     its columns of the wide result in place. Linears fuse when they read
     the same value and agree on their epilogue (activation, bias) and
-    precision (a bf16 GEMM never takes an f32 linear's weights); one
+    precision (a bf16 or int8 GEMM never takes an f32 linear's weights;
+    int8 linears stack exactly, their scales being per output channel and
+    per token row); one
     with a residual, or whose result the function returns, stays alone.
     Runs after the epilogue fusions, so what a linear ends in is settled.
 

@@ -138,9 +138,12 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
     `tm.activation` into it. `residual`, added after the activation, is
     absent as built; `--tm-fuse-linear-residual` folds a following residual
     `tm.add` into it, so the sum is formed as the GEMM stores its tile.
-    `precision` is how the GEMM multiplies: "f32" (also when absent) or
+    `precision` is how the GEMM multiplies: "f32" (also when absent),
     "bf16" (weights packed as bf16 at load, activations rounded to bf16,
-    products summed in f32); every pass that rebuilds the op keeps it.
+    products summed in f32) or "int8" (weights quantized per output
+    channel at load, each token row of the activations per row inside the
+    GEMM, products summed exactly in int32, then scaled back to f32; see
+    docs/spec-language.md); every pass that rebuilds the op keeps it.
 
     ```mlir
     %y = tm.linear %x, %w, %b {activation = "none"}
@@ -148,6 +151,8 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
     %z = tm.linear %h, %w2 residual %r {activation = "none"}
         : (tensor<?x128xf32>, tensor<64x128xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
     %v = tm.linear %x, %w {activation = "none", precision = "bf16"}
+        : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %u = tm.linear %x, %w {activation = "none", precision = "int8"}
         : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
     ```
   }];
@@ -160,8 +165,8 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// "f32" or "bf16"; an absent attribute is "f32", so that passes compare
-    /// and copy the effective value.
+    /// "f32", "bf16" or "int8"; an absent attribute is "f32", so that
+    /// passes compare and copy the effective value.
     ::llvm::StringRef getEffectivePrecision() { return getPrecision().value_or("f32"); }
   }];
 }

@@ -117,7 +117,7 @@ LogicalResult KernelOp::verify() {
                          getKind() == KernelKind::linear ? ArrayRef<StringRef>(kActivations)
                                                          : ArrayRef<StringRef>(kActivations)
                                                                .drop_front())) ||
-      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16"})))
+      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8"})))
     return failure();
   switch (getKind()) {
   case KernelKind::embed:

@@ -39,6 +39,29 @@ namespace {
 /// every spec; a tanh-form gelu in place of the exact one is 3e-5 to 2e-4.
 constexpr double tolerance = 1e-5;
 
+/// The bound for a spec with bf16 or int8 linears. The reference rounds or
+/// quantizes the same inputs with the same f32 arithmetic, so the kernels
+/// still reach f32 agreement, except where an activation lies within f32
+/// noise (~1e-7) of a rounding tie and goes the other way on one side: one
+/// product then moves by a bf16 ulp (2^-8 of itself) or an int8 step (1/127
+/// of the row's largest value), which reaches the logits as 1e-5 to 3e-5 of
+/// their largest (decoder-int8-mixed: 2.4e-5 at one sampled decoding step).
+/// A semantic difference is 1e-2: on that spec, activations truncated
+/// instead of rounded measure 1.5e-2, the first row's scale for every row
+/// 4.7e-2 (mutants of LowerLinear.cpp, 2026-11-26).
+constexpr double reducedPrecisionTolerance = 1e-4;
+
+/// The tolerance `spec` is held to.
+double toleranceFor(const tmc::ModelSpec &spec) {
+  bool reduced = spec.precision != tmc::Precision::F32;
+  for (const tmc::StackSpec *stack : {&spec.encoder, &spec.decoder})
+    for (int64_t i = 0; stack->present && i < stack->layers; ++i)
+      reduced = reduced || (stack->layerSpecs.empty() ? stack->precision
+                                                     : stack->layer(i).precision) !=
+                               tmc::Precision::F32;
+  return reduced ? reducedPrecisionTolerance : tolerance;
+}
+
 std::string tmcPath() {
   if (const char *fromEnv = std::getenv("TMC_BIN"); fromEnv && *fromEnv)
     return fromEnv;
@@ -260,7 +283,7 @@ TEST_P(EndToEnd, MatchesOracle) {
     int64_t width = spec.outputWidth();
     std::printf("  %s, %lld tokens, isa %s: relative error %.3g\n", GetParam().c_str(),
                 static_cast<long long>(count), *isa ? isa : "default", relative);
-    EXPECT_LE(relative, tolerance)
+    EXPECT_LE(relative, toleranceFor(spec))
         << "max |a - b| = " << maxDiff << " over max |b| = " << maxRef
         << " (relative " << relative << ") at position " << worst / width
         << ", dim " << worst % width << ": executable " << actual[worst]
@@ -442,8 +465,8 @@ TEST_P(Generation, EveryDecodingStepMatchesTheReference) {
     RowsError steps = rowsError(logits, *reference, vocab, promptRows, rows);
     std::printf("  %s%s: prompt rows relative error %.3g, decoding steps %.3g\n",
                 GetParam().c_str(), search, prefill.relative, steps.relative);
-    EXPECT_LE(prefill.relative, tolerance) << "prompt row " << prefill.worstRow;
-    EXPECT_LE(steps.relative, tolerance)
+    EXPECT_LE(prefill.relative, toleranceFor(spec)) << "prompt row " << prefill.worstRow;
+    EXPECT_LE(steps.relative, toleranceFor(spec))
         << "decoding step " << steps.worstRow - promptRows << " (position " << steps.worstRow
         << ") of " << joinTokens(tokens);
 

@@ -1,6 +1,7 @@
-// `precision` on tm.linear survives every pass that rebuilds the op, and
-// fuse-projections stacks only linears that multiply alike: a bf16 GEMM
-// over an f32 linear's weights would change how that linear computes.
+// `precision` (f32, bf16, int8) on tm.linear survives every pass that
+// rebuilds the op, and fuse-projections stacks only linears that multiply
+// alike: a bf16 or int8 GEMM over an f32 linear's weights would change how
+// that linear computes.
 // RUN: tmc-opt --split-input-file --tm-fuse-projections %s | FileCheck %s --check-prefix=PROJ
 // RUN: tmc-opt --split-input-file --tm-fuse-projections=explain=true %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: tmc-opt --split-input-file --tm-fuse-linear-activation %s | FileCheck %s --check-prefix=ACT
@@ -73,4 +74,58 @@ func.func @epilogues(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x32xf32>)
   %o = tm.linear %x, %w3 {activation = "none"} : (tensor<?x8xf32>, tensor<32x8xf32>) -> tensor<?x32xf32>
   %r = tm.activation %o {kind = "relu"} : tensor<?x32xf32>
   return %s, %r : tensor<?x8xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// int8 the same way: q and k (int8) fuse into one int8 GEMM, v (bf16) and
+// the gate (f32) of the same input stay alone, each in its own precision.
+// PROJ-LABEL: func.func @three_precisions
+// PROJ: %[[W8:.*]] = tm.concat %{{.*}}, %{{.*}} : (tensor<16x16xf32>, tensor<8x16xf32>) -> tensor<24x16xf32>
+// PROJ-NEXT: %[[QK8:.*]] = tm.linear %arg0, %[[W8]] {activation = "none", precision = "int8"} : (tensor<?x16xf32>, tensor<24x16xf32>) -> tensor<?x24xf32>
+// PROJ-NEXT: tm.split %[[QK8]] : tensor<?x24xf32> -> tensor<?x16xf32>, tensor<?x8xf32>
+// PROJ-DAG: tm.linear %arg0, %{{.*}} {activation = "none", precision = "bf16"} : (tensor<?x16xf32>, tensor<8x16xf32>) -> tensor<?x8xf32>
+// PROJ-DAG: tm.linear %arg0, %{{.*}} {activation = "none"} : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
+// PROJ-NOT: tm.concat
+// PROJ: return
+// EXPLAIN-DAG: model.tm:9:5: remark: [layer.self_attn.v] not fused with the other linears of its input: its epilogue and precision (none, no bias, bf16) differ from theirs
+// EXPLAIN-DAG: model.tm:9:5: remark: [layer.ffn.gate] not fused with the other linears of its input: its epilogue and precision (none, no bias, f32) differ from theirs
+// EXPLAIN-DAG: model.tm:9:5: remark: [layer.self_attn.q+k] fused 2 linears that read the same input into one GEMM of 24 outputs
+func.func @three_precisions(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %wq = tm.weight "q.weight" : tensor<16x16xf32>
+  %wk = tm.weight "k.weight" : tensor<8x16xf32>
+  %wv = tm.weight "v.weight" : tensor<8x16xf32>
+  %wg = tm.weight "gate.weight" : tensor<16x16xf32>
+  %q = tm.linear %x, %wq {activation = "none", precision = "int8"} : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32> loc(#q)
+  %k = tm.linear %x, %wk {activation = "none", precision = "int8"} : (tensor<?x16xf32>, tensor<8x16xf32>) -> tensor<?x8xf32> loc(#k)
+  %v = tm.linear %x, %wv {activation = "none", precision = "bf16"} : (tensor<?x16xf32>, tensor<8x16xf32>) -> tensor<?x8xf32> loc(#v)
+  %g = tm.linear %x, %wg {activation = "none"} : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32> loc(#g)
+  %a = tm.attention %q, %k, %v {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64, mask = #tm.mask<causal = true>} : (tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x16xf32>
+  %s = tm.add %a, %g : tensor<?x16xf32>
+  return %s : tensor<?x16xf32>
+}
+#spec = loc("model.tm":9:5)
+#q = loc("layer.self_attn.q"(#spec))
+#k = loc("layer.self_attn.k"(#spec))
+#v = loc("layer.self_attn.v"(#spec))
+#g = loc("layer.ffn.gate"(#spec))
+
+// -----
+
+// The epilogue folds keep int8: the activation folded into an int8 linear,
+// the residual add folded into an int8 projection.
+// ACT-LABEL: func.func @int8_epilogues
+// ACT: tm.linear %arg0, %{{.*}} {activation = "silu", precision = "int8"} : (tensor<?x8xf32>, tensor<32x8xf32>) -> tensor<?x32xf32>
+// ACT-NOT: tm.activation
+// RES-LABEL: func.func @int8_epilogues
+// RES: tm.linear %{{.*}}, %{{.*}} residual %arg0 {activation = "none", precision = "int8"} : (tensor<?x32xf32>, tensor<8x32xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+// RES-NOT: tm.add
+func.func @int8_epilogues(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w1 = tm.weight "up.weight" : tensor<32x8xf32>
+  %w2 = tm.weight "down.weight" : tensor<8x32xf32>
+  %h = tm.linear %x, %w1 {activation = "none", precision = "int8"} : (tensor<?x8xf32>, tensor<32x8xf32>) -> tensor<?x32xf32>
+  %a = tm.activation %h {kind = "silu"} : tensor<?x32xf32>
+  %y = tm.linear %a, %w2 {activation = "none", precision = "int8"} : (tensor<?x32xf32>, tensor<8x32xf32>) -> tensor<?x8xf32>
+  %s = tm.add %x, %y : tensor<?x8xf32>
+  return %s : tensor<?x8xf32>
 }

@@ -36,7 +36,7 @@ std::vector<Precision> layerPrecisions(const StackSpec &stack) {
   return out;
 }
 
-constexpr Precision F32 = Precision::F32, BF16 = Precision::BF16;
+constexpr Precision F32 = Precision::F32, BF16 = Precision::BF16, INT8 = Precision::Int8;
 
 TEST(SemaPrecisionTest, DefaultIsF32) {
   ModelSpec spec = specOf(encoderSpec());
@@ -52,6 +52,23 @@ TEST(SemaPrecisionTest, StacksAndLayersInheritTheModels) {
   EXPECT_TRUE(spec.precisionLoc.isValid());
   EXPECT_EQ(spec.encoder.precision, BF16);
   EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16));
+}
+
+TEST(SemaPrecisionTest, Int8AtEveryLevel) {
+  ModelSpec spec = specOf(encoderSpec("  precision = int8\n"));
+  EXPECT_EQ(spec.precision, INT8);
+  EXPECT_EQ(spec.encoder.precision, INT8);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(INT8, INT8));
+  // All three in one stack: the model's, the stack's, a layer range's.
+  spec = specOf(encoderSpec("  precision = bf16\n",
+                            "layers = 3\nheads = 4\nprecision = int8\n"
+                            "layers 2..2 { precision = f32 }\n"));
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_EQ(spec.encoder.precision, INT8);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(INT8, INT8, F32));
+  spec = specOf(encoderSpec("", "layers = 2\nheads = 4\nlayers 1..1 { precision = int8 }\n"));
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(F32, INT8));
+  EXPECT_TRUE(spec.encoder.layer(1).precisionLoc.isValid());
 }
 
 TEST(SemaPrecisionTest, StackThenLayerKeysWin) {
@@ -83,6 +100,13 @@ TEST(SemaPrecisionTest, CommandLineReplacesOnlyTheModelsValue) {
                 f32);
   EXPECT_EQ(spec.precision, F32);
   EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, BF16));
+  SpecOverrides int8;
+  int8.precision = INT8;
+  spec = specOf(encoderSpec("  precision = bf16\n",
+                            "layers = 2\nheads = 4\nlayers 0..0 { precision = bf16 }\n"),
+                int8);
+  EXPECT_EQ(spec.precision, INT8);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, INT8));
 }
 
 TEST(SemaPrecisionTest, BadValuesAreLocatedErrors) {
@@ -90,11 +114,19 @@ TEST(SemaPrecisionTest, BadValuesAreLocatedErrors) {
   EXPECT_FALSE(loaded.result.ok());
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("test.tm:5:15: error: unknown value 'f16' for 'precision'; expected "
-                        "one of f32, bf16"));
+                        "one of f32, bf16, int8\n"));
   loaded = load(encoderSpec("", "layers = 2\nheads = 4\nlayers 0..0 { precision = true }\n"));
   EXPECT_FALSE(loaded.result.ok());
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("error: expected one of f32, bf16 for 'precision', found"));
+              HasSubstr("error: expected one of f32, bf16, int8 for 'precision', found"));
+  // Names are exact: no other width of integer, no upper case.
+  for (const char *value : {"int4", "INT8", "i8"}) {
+    loaded = load(encoderSpec(std::string("  precision = ") + value + "\n"));
+    EXPECT_FALSE(loaded.result.ok()) << value;
+    EXPECT_THAT(loaded.diagnostics, HasSubstr(std::string("unknown value '") + value +
+                                              "' for 'precision'; expected one of f32, bf16, "
+                                              "int8"));
+  }
 }
 
 TEST(SemaPrecisionTest, SizesSplitByPrecision) {
@@ -114,6 +146,41 @@ TEST(SemaPrecisionTest, SizesSplitByPrecision) {
   EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 49152) * 4);
   // weight_bytes is the file's (dtype), whatever the precision.
   EXPECT_EQ(sizes->weightBytes, sizes->parameters * 4);
+  EXPECT_EQ(sizes->int8WeightBytes, 0);
+}
+
+TEST(SemaPrecisionTest, Int8SizesCountAScaleAndACorrectionPerChannel) {
+  // Per layer: 49152 elements in rows (output channels) q, k, v, o 64 each,
+  // up 256, down 64: 576 channels, each with 4 bytes of f32 scale and 4 of
+  // int32 correction.
+  constexpr int64_t kLayerElements = 49152, kLayerChannels = 576;
+  ModelSpec int8 = specOf(encoderSpec("  precision = int8\n"));
+  std::optional<ModelSizes> sizes = computeSizes(int8);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->int8WeightBytes, 2 * (kLayerElements + 8 * kLayerChannels));
+  EXPECT_EQ(sizes->bf16WeightBytes, 0);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 2 * kLayerElements) * 4);
+
+  // All three in one model, one layer each.
+  ModelSpec mixed = specOf(encoderSpec(
+      "", "layers = 3\nheads = 4\nlayers 1..1 { precision = bf16 }\n"
+          "layers 2..2 { precision = int8 }\n"));
+  sizes = computeSizes(mixed);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, kLayerElements * 2);
+  EXPECT_EQ(sizes->int8WeightBytes, kLayerElements + 8 * kLayerChannels);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 2 * kLayerElements) * 4);
+
+  // A gated FFN adds the gate's matrix and channels; grouped queries narrow
+  // k and v (kv_heads 2 of head_dim 16: 32 channels of 64 each).
+  ModelSpec gated = specOf(encoderSpec(
+      "  precision = int8\n",
+      "layers = 1\nheads = 4\nkv_heads = 2\nd_ff = 256\nffn = swiglu\n"));
+  sizes = computeSizes(gated);
+  ASSERT_TRUE(sizes);
+  int64_t elements = 64 * 64 * 2 + 32 * 64 * 2 + 256 * 64 * 3;
+  int64_t channels = 64 + 32 + 32 + 64 + 256 * 2 + 64;
+  EXPECT_EQ(sizes->int8WeightBytes, elements + 8 * channels);
 }
 
 TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
@@ -129,6 +196,23 @@ TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
   sizes = computeSizes(tied);
   ASSERT_TRUE(sizes);
   EXPECT_EQ(sizes->bf16WeightBytes, 0);
+  // int8 likewise: the untied head's 100 channels of 64, a classifier's 3.
+  untied = specOf(encoderSpec("  precision = int8\n  output = lm_head(tied = false)\n",
+                              "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(untied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->int8WeightBytes, 100 * 64 + 100 * 8);
+  ModelSpec classifier =
+      specOf(encoderSpec("  precision = int8\n  output = classifier(classes = 3)\n",
+                         "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(classifier);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->int8WeightBytes, 3 * 64 + 3 * 8);
+  tied = specOf(encoderSpec("  precision = int8\n  output = lm_head(tied = true)\n",
+                            "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(tied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->int8WeightBytes, 0);
 }
 
 } // namespace

@@ -47,37 +47,7 @@ float fromBf16(uint16_t half) {
 
 float roundBf16(float value) { return fromBf16(toBf16(value)); }
 
-Halide::Buffer<float> randomBuffer(std::vector<int> extents, std::mt19937 &rng) {
-  Halide::Buffer<float> buffer(extents);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  buffer.for_each_value([&](float &v) { v = dist(rng); });
-  return buffer;
-}
-
-/// Realizes `kernel` with its inputs bound by name into `output`.
-void run(const halide::LoweredKernel &kernel, const Halide::Target &target,
-         const std::map<std::string, Halide::Buffer<>> &inputs, Halide::Buffer<> output) {
-  std::map<std::string, Halide::Internal::Parameter> params = test::findParams(kernel.output);
-  for (const Halide::Argument &arg : kernel.arguments) {
-    auto param = params.find(arg.name);
-    auto input = inputs.find(arg.name);
-    ASSERT_TRUE(param != params.end() && input != inputs.end()) << arg.name;
-    param->second.set_buffer(input->second);
-  }
-  Halide::Func out = kernel.output;
-  out.realize(output, target);
-}
-
-struct Bf16Case {
-  const char *name;
-  int64_t K, N;
-  bool bias;
-  const char *activation;
-  int unrollK = 1;
-  bool parallelRows = false;
-};
-
-void PrintTo(const Bf16Case &c, std::ostream *os) { *os << c.name; }
+using Bf16Case = test::ReducedGemmCase;
 
 const Bf16Case kCases[] = {
     {"k37_n10_bias", 37, 10, true, "none"},
@@ -106,15 +76,15 @@ TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
   ASSERT_TRUE(layout.bf16);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));
-  Halide::Buffer<float> w = randomBuffer({K, N}, rng);
-  Halide::Buffer<float> bias = randomBuffer({N}, rng);
+  Halide::Buffer<float> w = test::randomBuffer({K, N}, rng);
+  Halide::Buffer<float> bias = test::randomBuffer({N}, rng);
 
   BufferShape shape = halide::packedWeightShape(desc, schedule);
   ASSERT_TRUE(shape.isBF16);
   ASSERT_EQ(shape.extents.size(), 4u);
   std::vector<int> extents(shape.extents.begin(), shape.extents.end());
   Halide::Buffer<Halide::bfloat16_t> packed(extents);
-  run(halide::lowerPackWeight(desc, schedule), tt.halide, {{"weight", w}}, packed);
+  test::realizeWith(halide::lowerPackWeight(desc, schedule), tt.halide, {{"weight", w}}, packed);
   // The contract: pair e of step k2 of lane j in panel p is bf16(W[n][2 k2 + e]).
   const int P = extents[1];
   for (int p = 0; p < extents[3]; ++p)
@@ -129,9 +99,9 @@ TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
 
   halide::LoweredKernel gemm = halide::lowerPackedLinear(desc, schedule);
   for (int T : {1, 5, 13, 130}) {
-    Halide::Buffer<float> x = randomBuffer({K, T}, rng);
+    Halide::Buffer<float> x = test::randomBuffer({K, T}, rng);
     Halide::Buffer<float> y(N, T);
-    run(gemm, tt.halide, {{"x", x}, {"packed_weight", packed}, {"bias", bias}}, y);
+    test::realizeWith(gemm, tt.halide, {{"x", x}, {"packed_weight", packed}, {"bias", bias}}, y);
     double maxDiff = 0, maxRef = 1e-30;
     for (int t = 0; t < T; ++t)
       for (int n = 0; n < N; ++n) {

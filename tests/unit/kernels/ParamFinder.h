@@ -1,19 +1,25 @@
 //===- ParamFinder.h - The Parameters a Halide pipeline reads ---*- C++ -*-===//
 //
 // Shared by the kernel tests: LoweredKernel carries only its Arguments, and
-// JIT realization needs the Parameter objects (buffers and scalars); and the
-// targets the tests compile for, which this CPU may not run.
+// JIT realization needs the Parameter objects (buffers and scalars); the
+// targets the tests compile for, which this CPU may not run; and what the
+// reduced-precision GEMM tests share (random inputs, realizing by name, cases).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "compiler/KernelDesc.h"
 #include "compiler/Target.h"
+#include "compiler/halide/Lowering.h"
 
 #include "Halide.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <optional>
+#include <ostream>
+#include <random>
 #include <string>
 
 namespace tmc::test {
@@ -44,6 +50,43 @@ inline std::map<std::string, Halide::Internal::Parameter> findParams(const Halid
     fn.accept(&finder);
   return finder.params;
 }
+
+/// Realizes `kernel` with its inputs bound by name into `output`.
+inline void realizeWith(const halide::LoweredKernel &kernel, const Halide::Target &target,
+                        const std::map<std::string, Halide::Buffer<>> &inputs,
+                        Halide::Buffer<> output) {
+  std::map<std::string, Halide::Internal::Parameter> params = findParams(kernel.output);
+  for (const Halide::Argument &arg : kernel.arguments) {
+    auto param = params.find(arg.name);
+    auto input = inputs.find(arg.name);
+    ASSERT_TRUE(param != params.end() && input != inputs.end()) << arg.name;
+    param->second.set_buffer(input->second);
+  }
+  Halide::Func out = kernel.output;
+  out.realize(output, target);
+}
+
+/// Values uniform in [-1, 1].
+inline Halide::Buffer<float> randomBuffer(std::vector<int> extents, std::mt19937 &rng) {
+  Halide::Buffer<float> buffer(extents);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  buffer.for_each_value([&](float &v) { v = dist(rng); });
+  return buffer;
+}
+
+/// A reduced-precision GEMM case: shape, epilogue and the schedule knobs
+/// that change its loops.
+struct ReducedGemmCase {
+  const char *name;
+  int64_t K, N;
+  bool bias;
+  const char *activation;
+  int unrollK = 1;
+  bool parallelRows = false;
+  bool zeroChannel = false; ///< int8: channel 0 all zeros (scale 0)
+};
+
+inline void PrintTo(const ReducedGemmCase &c, std::ostream *os) { *os << c.name; }
 
 /// A linear kernel of K inputs and N outputs (the rest of its fields default).
 inline KernelDesc linearKernel(int64_t K, int64_t N, bool bias, const std::string &activation,

@@ -134,6 +134,42 @@ TEST(ScheduleFields, OutOfRangeValuesAreRefusedNamingTheKey) {
   }
 }
 
+TEST(ScheduleFields, ReducedPrecisionGemmsRefuseWhatTheirKernelsCannotRun) {
+  KernelDesc int8 = gemm();
+  int8.precision = "int8";
+  const TargetInfo vnni = llvm::cantFail(resolveTarget("x86-64-avx512-bf16"));
+  const TargetInfo avx512 = llvm::cantFail(resolveTarget("x86-64-avx512"));
+  // 8 int32 lanes of vpdpbusd are AVX-VNNI's VEX encoding: SIGILL on Zen 4.
+  Schedule narrow = defaultSchedule(int8, vnni);
+  EXPECT_FALSE(static_cast<bool>(validSchedule(int8, vnni, narrow)));
+  narrow.vectorWidth = 8;
+  narrow.tileCols = 16;
+  EXPECT_EQ(llvm::toString(validSchedule(int8, vnni, narrow)),
+            "vector_width=8: int8 GEMMs on x86-64-avx512-bf16 need 16 lanes or more (narrower "
+            "dot products would not run on AVX512-VNNI CPUs)");
+  // Without VNNI the bytes are widened: any width runs.
+  Schedule widened = defaultSchedule(int8, avx512);
+  widened.vectorWidth = 8;
+  widened.tileCols = 16;
+  EXPECT_FALSE(static_cast<bool>(validSchedule(int8, avx512, widened)));
+  // Neither bf16 nor int8 GEMMs are blocked along K.
+  for (const char *precision : {"bf16", "int8"}) {
+    KernelDesc reduced = gemm();
+    reduced.precision = precision;
+    Schedule blocked = defaultSchedule(reduced, vnni);
+    blocked.kBlock = 128;
+    EXPECT_EQ(llvm::toString(validSchedule(reduced, vnni, blocked)),
+              "k_block=128: " + std::string(precision) +
+                  " GEMMs are not blocked (0, or at least K = 768)");
+  }
+  // The layout keeps 16 lanes for a layer narrower than a vector.
+  KernelDesc tiny = int8;
+  tiny.width = 3;
+  GemmLayout layout = gemmLayout(tiny, defaultSchedule(tiny, vnni));
+  EXPECT_EQ(layout.vectorWidth, 16);
+  EXPECT_EQ(layout.panels, 1);
+}
+
 TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   // The products of the numbers of values the tuner tries per field: 2 vector
   // widths x 6 tile widths x 11 row counts x 10 K blocks x 3 unrolls x

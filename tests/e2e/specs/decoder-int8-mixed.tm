@@ -1,0 +1,24 @@
+# Reduced precision in one model: a Llama-style decoder (rope, grouped-query
+# attention, swiglu, rmsnorm, untied head) whose linears multiply in int8,
+# its second layer in bf16 and its third in f32, as a user keeps sensitive
+# layers wider. The reference quantizes and rounds the same inputs.
+model int8_mixed {
+  vocab = 80
+  d_model = 48
+  max_seq = 40
+  position = rope(theta = 10000)
+  precision = int8
+  output = lm_head(tied = false)
+  decoder {
+    layers = 3
+    heads = 6
+    kv_heads = 2
+    d_ff = 72
+    ffn = swiglu
+    bias = false
+    norm = pre(rmsnorm(eps = 1e-6))
+    final_norm = rmsnorm(eps = 1e-6)
+    layers 1..1 { precision = bf16 }
+    layers 2..2 { precision = f32 }
+  }
+}
