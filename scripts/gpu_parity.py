@@ -83,13 +83,19 @@ def prepare(args):
     os.makedirs(carry)
     names = run([sys.executable, os.path.join(HERE, "..", "tests", "parity", "specs.py"),
                  "--list"]).split()
-    cases, left_out, carried = [], [], 0
+    cases, left_out, cpu_only, carried = [], [], [], 0
     for name in names:
         directory = name.replace(":", "-")
         work = os.path.join(args.dir, directory)
         os.makedirs(work, exist_ok=True)
         path = specs.write(name, work)
         config = json.loads(run([args.tmc, "check", "--json", path]))["config"]
+        # The CUDA targets refuse bf16 and int8 linears at compile time.
+        layers = [layer for stack in (config["encoder"], config["decoder"]) if stack
+                  for layer in stack["layer_specs"]]
+        if any(p != "f32" for p in [config["precision"]] + [l["precision"] for l in layers]):
+            cpu_only.append(name)
+            continue
         for target in ("host", "cuda"):
             run([args.tmc, "compile", path, "--target", target, "-o",
                  os.path.join(work, f"model-{target}")])
@@ -109,8 +115,9 @@ def prepare(args):
     with open(os.path.join(carry, "run.sh"), "w") as f:
         f.write(RUN_SH)
     os.chmod(os.path.join(carry, "run.sh"), 0o755)
-    print(f"{len(cases)} cases of {len(names) - len(left_out)} specs in {carry} "
-          f"({carried / 1e6:.1f} MB)" + (f"; left out (size): {left_out}" if left_out else ""))
+    print(f"{len(cases)} cases of {len(names) - len(left_out) - len(cpu_only)} specs in {carry} "
+          f"({carried / 1e6:.1f} MB)" + (f"; left out (size): {left_out}" if left_out else "")
+          + (f"; CPU-only precision: {cpu_only}" if cpu_only else ""))
 
 
 def compare(args):

@@ -152,7 +152,7 @@ json layerConfig(const LayerSpec &layer) {
   return {{"heads", layer.heads},   {"kv_heads", layer.kvHeads}, {"head_dim", layer.headDim},
           {"d_ff", layer.dFF},       {"ffn", toString(layer.ffn)}, {"norm", std::move(norm)},
           {"bias", layer.bias},      {"mask", std::move(mask)},
-          {"attention", std::move(attention)}};
+          {"attention", std::move(attention)}, {"precision", toString(layer.precision)}};
 }
 
 json stackConfig(const StackSpec &stack) {
@@ -199,6 +199,7 @@ json modelConfig(const ModelSpec &spec) {
           {"share_embeddings", spec.shareEmbeddings},
           {"output", std::move(output)},
           {"dtype", dtypeName(spec.dtype)},
+          {"precision", toString(spec.precision)},
           {"encoder", stackConfig(spec.encoder)},
           {"decoder", stackConfig(spec.decoder)}};
 }

@@ -20,13 +20,15 @@
 #
 # Defaults used below, from docs/spec-language.md:
 #   model:  position sinusoidal, embed_scale false, embed_norm none,
-#           segments 0, share_embeddings true, output hidden, dtype f32;
-#           lm_head: tied true, bias false; classifier: pool first.
+#           segments 0, share_embeddings true, output hidden, dtype f32,
+#           precision f32; lm_head: tied true, bias false; classifier: pool
+#           first.
 #   stack:  kv_heads = heads, head_dim = d_model / heads, d_ff = 4 * d_model,
 #           ffn relu, norm post(layernorm(eps = 1e-5)), final_norm none for a
 #           post-norm stack, bias true, attention full, mask none in an
 #           encoder and causal in a decoder, cross_attention true in the
-#           decoder of an encoder-decoder model and false everywhere else.
+#           decoder of an encoder-decoder model and false everywhere else,
+#           precision = the model's precision.
 #   overrides: a layer takes a key from its override, else the stack block,
 #           else the default; defaults that depend on other keys (head_dim,
 #           kv_heads) are worked out per layer.
@@ -118,10 +120,11 @@ def position(kind, theta=None):
     return {"kind": kind} if theta is None else {"kind": kind, "theta": theta}
 
 
-def layer(*, heads, kv_heads, head_dim, d_ff, ffn, bias, norm, attention, mask):
+def layer(*, heads, kv_heads, head_dim, d_ff, ffn, bias, norm, attention, mask, precision):
     """One layer, every key given (no defaults here: each is resolved by hand)."""
     return {"heads": heads, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
-            "ffn": ffn, "bias": bias, "norm": norm, "attention": attention, "mask": mask}
+            "ffn": ffn, "bias": bias, "norm": norm, "attention": attention, "mask": mask,
+            "precision": precision}
 
 
 def stack(*, layers, final_norm, cross_attention, every, overrides=()):
@@ -139,11 +142,11 @@ def stack(*, layers, final_norm, cross_attention, every, overrides=()):
 
 
 def model(*, name, vocab, d_model, max_seq, position, embed_scale, embed_norm, segments,
-          share_embeddings, output, dtype, encoder, decoder):
+          share_embeddings, output, dtype, precision, encoder, decoder):
     return {"name": name, "vocab": vocab, "d_model": d_model, "max_seq": max_seq,
             "position": position, "embed_scale": embed_scale, "embed_norm": embed_norm,
             "segments": segments, "share_embeddings": share_embeddings, "output": output,
-            "dtype": dtype, "encoder": encoder, "decoder": decoder}
+            "dtype": dtype, "precision": precision, "encoder": encoder, "decoder": decoder}
 
 
 # ----------------------------------------------------------------------------
@@ -155,97 +158,100 @@ EXPECTED = {
     "example:encoder-tiny": model(
         name="encoder_tiny", vocab=100, d_model=64, max_seq=64, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,  # defaults
-        output=HIDDEN, dtype="f32",  # dtype default
+        output=HIDDEN, dtype="f32", precision="f32",  # dtype and precision defaults
         encoder=stack(layers=2, final_norm=None, cross_attention=False,  # post: none; encoder
                       every=layer(heads=4, kv_heads=4, head_dim=16,  # = heads; 64 / 4
                                   d_ff=128, ffn="relu", bias=True,  # bias default
                                   norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=NONE_MASK)),  # encoder default
+                                  mask=NONE_MASK, precision="f32")),  # encoder default
         decoder=None),
     "example:bert-mini-encoder": model(
         name="bert_mini_encoder", vocab=1000, d_model=128, max_seq=128,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
         encoder=stack(layers=4, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=32,  # 128 / 4
                                   d_ff=512, ffn="relu", bias=True,
-                                  norm=post(layernorm(1e-5)), attention=FULL, mask=NONE_MASK)),
+                                  norm=post(layernorm(1e-5)), attention=FULL, mask=NONE_MASK,
+                                  precision="f32")),
         decoder=None),
     "example:gpt-mini": model(
         name="gpt_mini", vocab=50257, d_model=128, max_seq=256, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
         output=lm_head(tied=False, bias=False),  # bias default false
-        dtype="f32", encoder=None,
+        dtype="f32", precision="f32", encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,  # no encoder
                       every=layer(heads=4, kv_heads=4, head_dim=32, d_ff=512, ffn="gelu_tanh",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL]))),
+                                  mask=[CAUSAL], precision="f32"))),
 
     # ---- encoders ---------------------------------------------------------
     "enc-post-ln-relu": model(
         name="enc_post_ln_relu", vocab=97, d_model=45, max_seq=37,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=5, kv_heads=5, head_dim=9,  # 45 / 5
                                   d_ff=96, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
-                                  attention=FULL, mask=NONE_MASK)),
+                                  attention=FULL, mask=NONE_MASK, precision="f32")),
         decoder=None),
     "bert-base-scaled": model(
         name="bert_base_scaled", vocab=97, d_model=64, max_seq=40, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=2, share_embeddings=True,
-        output=classifier(classes=3, pool="first"), dtype="f32",
+        output=classifier(classes=3, pool="first"), dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-12)), attention=FULL,
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=None),
     "enc-pre-ln-silu-mean": model(
         name="enc_pre_ln_silu_mean", vocab=97, d_model=64, max_seq=48, position=position("none"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=classifier(classes=4, pool="mean"), dtype="f16",
+        output=classifier(classes=4, pool="mean"), dtype="f16", precision="f32",
         encoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=2, kv_heads=2, head_dim=32,  # 64 / 2
                                   d_ff=256,  # 4 * 64
                                   ffn="silu", bias=False, norm=pre(layernorm(1e-5)),
-                                  attention=FULL, mask=[PADDING])),
+                                  attention=FULL, mask=[PADDING], precision="f32")),
         decoder=None),
     "enc-rms-window-global-mlm": model(
         name="enc_rms_window_global_mlm", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=rmsnorm(1e-6), segments=0,
-        share_embeddings=True, output=lm_head(tied=True, bias=True), dtype="f32",
+        share_embeddings=True, output=lm_head(tied=True, bias=True), dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="gelu_tanh",
                                   bias=True, norm=post(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING, sliding_window(8), global_(0, 5)])),
+                                  mask=[PADDING, sliding_window(8), global_(0, 5)],
+                                  precision="f32")),
         decoder=None),
     "enc-alibi-dilated-random": model(
         name="enc_alibi_dilated_random", vocab=97, d_model=64, max_seq=48,
         position=position("alibi"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="bf16",
+        share_embeddings=True, output=HIDDEN, dtype="bf16", precision="f32",
         encoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=80, ffn="geglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING, dilated_window(12, 3), random_(3, 7)])),
+                                  mask=[PADDING, dilated_window(12, 3), random_(3, 7)],
+                                  precision="f32")),
         decoder=None),
     "enc-rope-mqa-linformer": model(
         name="enc_rope_mqa_linformer", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=500), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
+        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=linformer(16),
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=None),
     "enc-headdim-overrides": model(
         name="enc_headdim_overrides", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
         encoder=stack(
             layers=3, final_norm=None, cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=12,  # head_dim given, not 64 / 4
                         d_ff=256, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
-                        attention=FULL, mask=[CAUSAL]),
+                        attention=FULL, mask=[CAUSAL], precision="f32"),
             overrides=[
                 # heads = 2 keeps the stack's head_dim = 12 (set in the block).
                 (1, 1, dict(heads=2, kv_heads=1, ffn="geglu", bias=False,
@@ -257,125 +263,131 @@ EXPECTED = {
     "enc-random-global": model(
         name="enc_random_global", vocab=97, d_model=36, max_seq=32, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=3, share_embeddings=True,
-        output=classifier(classes=2, pool="mean"), dtype="f32",
+        output=classifier(classes=2, pool="mean"), dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None,  # `final_norm = none` written
                       cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=9,  # 36 / 4
                                   d_ff=144,  # 4 * 36
                                   ffn="gelu", bias=True, norm=pre(layernorm(1e-5)),
-                                  attention=FULL, mask=[random_(4, 3), global_(1)])),
+                                  attention=FULL, mask=[random_(4, 3), global_(1)],
+                                  precision="f32")),
         decoder=None),
     "longformer-scaled": model(
         name="longformer_scaled", vocab=97, d_model=64, max_seq=40, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=2, share_embeddings=True,
-        output=classifier(classes=2, pool="first"), dtype="f32",
+        output=classifier(classes=2, pool="first"), dtype="f32", precision="f32",
         encoder=stack(
             layers=2, final_norm=None, cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu", bias=True,
-                        norm=post(layernorm(1e-12)), attention=FULL, mask=[PADDING]),
+                        norm=post(layernorm(1e-12)), attention=FULL, mask=[PADDING],
+                        precision="f32"),
             overrides=[(0, 0, dict(mask=[PADDING, sliding_window(8), global_(0)]))]),
         decoder=None),
     "bigbird-scaled": model(
         name="bigbird_scaled", vocab=97, d_model=64, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=0, share_embeddings=True,
-        output=HIDDEN, dtype="f32",
+        output=HIDDEN, dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu_tanh",
                                   bias=True, norm=post(layernorm(1e-12)), attention=FULL,
                                   mask=[PADDING, sliding_window(6), global_(0, 1),
-                                        random_(3, 0)])),
+                                        random_(3, 0)], precision="f32")),
         decoder=None),
 
     # ---- decoders ---------------------------------------------------------
     "gpt2-small-scaled": model(
         name="gpt2_small_scaled", vocab=97, d_model=64, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu_tanh",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL]))),
+                                  mask=[CAUSAL], precision="f32"))),
     "llama-scaled": model(
         name="llama_scaled", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
+        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=88, ffn="swiglu",
                                   bias=False, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[CAUSAL]))),  # no mask written: decoder default
+                                  mask=[CAUSAL],
+                                  precision="f32"))),  # no mask written: decoder default
     "dec-alibi-window": model(
         name="dec_alibi_window", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=False, bias=True), dtype="f32", encoder=None,
+        output=lm_head(tied=False, bias=True), dtype="f32", precision="f32", encoder=None,
         decoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[sliding_window(6)]))),
+                                  mask=[sliding_window(6)], precision="f32"))),
     "dec-mqa-f16": model(
         name="dec_mqa_f16", vocab=97, d_model=64, max_seq=48, position=position("sinusoidal"),
         embed_scale=True, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f16", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f16", precision="f32", encoder=None,
         decoder=stack(layers=2, final_norm=None,  # `final_norm = none` written
                       cross_attention=False,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL]))),
+                                  mask=[CAUSAL], precision="f32"))),
     "dec-rope-dilated-bf16": model(
         name="dec_rope_dilated_bf16", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="bf16",
+        share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="bf16", precision="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=2, kv_heads=2, head_dim=24,  # given, not 64 / 2
                                   d_ff=256, ffn="relu", bias=True, norm=post(rmsnorm(1e-6)),
-                                  attention=FULL, mask=[CAUSAL, dilated_window(9, 2)]))),
+                                  attention=FULL, mask=[CAUSAL, dilated_window(9, 2)],
+                                  precision="f32"))),
     "dec-global-random": model(
         name="dec_global_random", vocab=97, d_model=48, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-5), segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=12,  # 48 / 4
                                   d_ff=100, ffn="gelu", bias=True, norm=pre(rmsnorm(1e-6)),
                                   attention=FULL,
-                                  mask=[CAUSAL, global_(0, 2), random_(2, 11)]))),
+                                  mask=[CAUSAL, global_(0, 2), random_(2, 11)], precision="f32"))),
     "dec-noncausal": model(
         name="dec_noncausal", vocab=97, d_model=30, max_seq=45, position=position("none"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
         decoder=stack(
             layers=2, final_norm=None, cross_attention=False,
             every=layer(heads=3, kv_heads=3, head_dim=10,  # 30 / 3
                         d_ff=120,  # 4 * 30
                         ffn="relu", bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                        mask=NONE_MASK),  # `mask = none` written (not the decoder default)
+                        mask=NONE_MASK,
+                        precision="f32"),  # `mask = none` written (not the decoder default)
             overrides=[(1, 1, dict(mask=[PADDING, global_(1), sliding_window(4)]))])),
     "dec-linformer-cls": model(
         name="dec_linformer_cls", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=classifier(classes=3, pool="mean"), dtype="f32",
+        precision="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=linformer(12),
-                                  mask=NONE_MASK))),
+                                  mask=NONE_MASK, precision="f32"))),
     "dec-linformer-rope-lm": model(
         name="dec_linformer_rope_lm", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="f32",
+        share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=linformer(20),
-                                  mask=[PADDING]))),
+                                  mask=[PADDING], precision="f32"))),
     "dec-overrides-hidden": model(
         name="dec_overrides_hidden", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True, output=HIDDEN,
-        dtype="f32", encoder=None,
+        dtype="f32", precision="f32", encoder=None,
         decoder=stack(
             layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu_tanh", bias=True,
-                        norm=pre(rmsnorm(1e-6)), attention=FULL, mask=[CAUSAL]),
+                        norm=pre(rmsnorm(1e-6)), attention=FULL, mask=[CAUSAL], precision="f32"),
             # heads stays 4 in layer 0, so head_dim stays 64 / 4.
             overrides=[(0, 0, dict(norm=post(layernorm(1e-5)), ffn="swiglu", kv_heads=2,
                                    d_ff=48, bias=False,
@@ -386,67 +398,116 @@ EXPECTED = {
         name="transformer_base_scaled", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
         share_embeddings=True,  # default
-        output=lm_head(tied=True, bias=False), dtype="f32",
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
         # No norm written: post(layernorm(eps = 1e-5)) by default, so no final_norm.
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="relu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=stack(layers=2, final_norm=None,
                       cross_attention=True,  # default in an encoder-decoder's decoder
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="relu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL]))),
+                                  mask=[CAUSAL], precision="f32"))),
     "encdec-rope-unshared": model(
         name="encdec_rope_unshared", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=layernorm(1e-5),
         segments=2, share_embeddings=False, output=lm_head(tied=True, bias=False), dtype="f32",
+        precision="f32",
         encoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
                                   bias=False, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[CAUSAL]))),  # decoder default
+                                  mask=[CAUSAL], precision="f32"))),  # decoder default
     "encdec-alibi-nocross": model(
         name="encdec_alibi_nocross", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=False, bias=False), dtype="f32",
+        output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=stack(layers=2, final_norm=layernorm(1e-5),
                       cross_attention=False,  # written
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL, sliding_window(5)]))),
+                                  mask=[CAUSAL, sliding_window(5)], precision="f32"))),
     "encdec-alibi-cls": model(
         name="encdec_alibi_cls", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=rmsnorm(1e-6), segments=0, share_embeddings=True,
-        output=classifier(classes=5, pool="mean"), dtype="f16",
+        output=classifier(classes=5, pool="mean"), dtype="f16", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=post(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING, sliding_window(7)])),
+                                  mask=[PADDING, sliding_window(7)], precision="f32")),
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=2, kv_heads=2, head_dim=32,  # 64 / 2
                                   d_ff=256, ffn="swiglu", bias=True, norm=pre(layernorm(1e-5)),
-                                  attention=FULL, mask=[CAUSAL, dilated_window(8, 2)]))),
+                                  attention=FULL, mask=[CAUSAL, dilated_window(8, 2)],
+                                  precision="f32"))),
     "encdec-learned-bf16": model(
         name="encdec_learned_bf16", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=False, output=HIDDEN, dtype="bf16",
+        share_embeddings=False, output=HIDDEN, dtype="bf16", precision="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu_tanh",
                                   bias=True, norm=post(layernorm(1e-5)), attention=linformer(10),
-                                  mask=[PADDING])),
+                                  mask=[PADDING], precision="f32")),
         decoder=stack(layers=2, final_norm=None, cross_attention=True,
                       every=layer(heads=2, kv_heads=2, head_dim=24,  # given, not 64 / 2
                                   d_ff=256, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
                                   attention=FULL,
-                                  mask=[CAUSAL, random_(2, 5), global_(0)]))),
+                                  mask=[CAUSAL, random_(2, 5), global_(0)], precision="f32"))),
+
+    # ---- reduced precision --------------------------------------------------
+    "dec-precision-int8": model(
+        name="dec_precision_int8", vocab=97, d_model=64, max_seq=48,
+        position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
+        share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="f32",
+        precision="int8", encoder=None,
+        decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
+                      every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="swiglu",
+                                  bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
+                                  mask=[CAUSAL],
+                                  precision="int8"))),  # the model's
+    "enc-precision-int8-cls": model(
+        name="enc_precision_int8_cls", vocab=97, d_model=64, max_seq=48,
+        position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=2,
+        share_embeddings=True, output=classifier(classes=3, pool="mean"), dtype="f32",
+        precision="int8",
+        encoder=stack(layers=2, final_norm=None, cross_attention=False,
+                      every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
+                                  bias=True, norm=post(layernorm(1e-5)), attention=linformer(12),
+                                  mask=[PADDING], precision="int8")),  # the model's
+        decoder=None),
+    "dec-precision-bf16": model(
+        name="dec_precision_bf16", vocab=97, d_model=64, max_seq=48,
+        position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
+        share_embeddings=True, output=lm_head(tied=False, bias=True), dtype="f32",
+        precision="bf16", encoder=None,
+        decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
+                      every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
+                                  bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
+                                  mask=[CAUSAL],  # decoder default
+                                  precision="bf16"))),  # the model's
+    "encdec-precision-mixed": model(
+        name="encdec_precision_mixed", vocab=97, d_model=64, max_seq=48,
+        position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
+        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
+        precision="int8",  # and so the head's
+        encoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
+                      every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
+                                  bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
+                                  mask=[PADDING], precision="int8")),  # the model's
+        decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
+                      every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256,
+                                  ffn="gelu_tanh", bias=True, norm=pre(rmsnorm(1e-6)),
+                                  attention=FULL, mask=[CAUSAL],
+                                  precision="bf16"),  # the stack's, over the model's
+                      overrides=[(1, 1, dict(precision="f32"))])),
 }
 
 
@@ -513,11 +574,17 @@ def diff_config(name, config):
     return [f"{name}: config.{line}" for line in out]
 
 
+def config_of(check):
+    """The resolved config of a `tmc check --json` answer (docs/architecture.md),
+    `precision` included: the model's (which the head takes) and each layer's."""
+    return check["config"]
+
+
 def tmc_config(tmc, path):
     result = subprocess.run([tmc, "check", "--json", path], capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"tmc check {path} failed ({result.returncode}):\n{result.stderr}")
-    return json.loads(result.stdout)["config"]
+    return config_of(json.loads(result.stdout))
 
 
 def _leaves(node, path=""):

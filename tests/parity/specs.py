@@ -9,7 +9,9 @@
 # Llama-style, Longformer- and BigBird-style) by scaled-down copies with the
 # same keys. coverage() checks the covering claim against the resolved
 # configs `tmc check --json` prints, so a spec edited out of the design fails
-# a test instead of silently shrinking it.
+# a test instead of silently shrinking it. `precision` (bf16 and int8
+# linears) is covered by four specs of its own, which run_parity.py compares
+# with torch's rounding of the same values (README.md, "Reduced precision").
 #
 #   specs.py --list                 names, one per line (CMake reads this)
 #   specs.py --write NAME DIR       write the spec NAME into DIR, print its path
@@ -238,6 +240,40 @@ GENERATED = {
         decoder=[("layers", 2), ("heads", 2), ("head_dim", 24), ("ffn", "relu"),
                  ("norm", f"post({LN})"),
                  ("mask", "causal + random(per_row = 2, seed = 5) + global(tokens = [0])")]),
+    # ---- reduced precision (`precision`, torch_model.quantized_linear) ------
+    "dec-precision-int8": model(
+        "dec_precision_int8",
+        small() + [("position", "learned"), ("output", "lm_head(tied = true)"),
+                   ("precision", "int8")],
+        decoder=[("layers", 2), ("heads", 4), ("kv_heads", 2), ("ffn", "swiglu"),
+                 ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "causal")],
+        comment="int8 linears and an int8 tied head (whose table the embedding reads in f32); "
+                "decodes"),
+    "enc-precision-int8-cls": model(
+        "enc_precision_int8_cls",
+        small() + [("position", "sinusoidal"), ("segments", 2),
+                   ("output", "classifier(classes = 3, pool = mean)"), ("precision", "int8")],
+        encoder=[("layers", 2), ("heads", 4), ("ffn", "gelu"), ("norm", f"post({LN})"),
+                 ("attention", "linformer(k = 12)"), ("mask", "padding")],
+        comment="int8 linears and classifier; linformer's sequence projections stay f32"),
+    "dec-precision-bf16": model(
+        "dec_precision_bf16",
+        small() + [("position", "learned"), ("output", "lm_head(tied = false, bias = true)"),
+                   ("precision", "bf16")],
+        decoder=[("layers", 2), ("heads", 4), ("kv_heads", 1), ("ffn", "geglu"),
+                 ("norm", f"pre({LN})"), ("final_norm", LN)],
+        comment="bf16 linears and head; decodes"),
+    "encdec-precision-mixed": model(
+        "encdec_precision_mixed",
+        small() + [("position", "rope(theta = 10000)"), ("output", "lm_head(tied = false)"),
+                   ("precision", "int8")],
+        encoder=[("layers", 2), ("heads", 4), ("ffn", "silu"), ("norm", f"pre({RMS})"),
+                 ("final_norm", RMS), ("mask", "padding")],
+        decoder=[("layers", 2), ("heads", 4), ("ffn", "gelu_tanh"), ("norm", f"pre({RMS})"),
+                 ("final_norm", RMS), ("mask", "causal"), ("precision", "bf16"),
+                 ("layers 1..1", [("precision", "f32")])],
+        comment="the model's int8 for the encoder and the head, bf16 for decoder layer 0 (its "
+                "cross-attention too), f32 for decoder layer 1; decodes"),
 }
 
 
@@ -282,6 +318,10 @@ REQUIRED = {
     "encoder mask": {"none", "causal", "padding", "sliding_window", "dilated_window", "global", "random"},
     "decoder mask": {"none", "causal", "padding", "sliding_window", "dilated_window", "global",
                      "random"},
+    "precision (layers)": {"f32", "bf16", "int8"},
+    "precision (head)": {"f32", "bf16", "int8"},
+    "precision overrides": {"a layer's differs from the model's", "layers of a stack differ",
+                            "cross-attention in another precision than the encoder's"},
 }
 
 
@@ -308,6 +348,8 @@ def covered(config):
     else:
         add("output", "hidden")
     add("dtype", config["dtype"])
+    if out["kind"] != "hidden":
+        add("precision (head)", config["precision"])
     d = config["d_model"]
     for kind, stack in (("encoder", enc), ("decoder", dec)):
         if not stack:
@@ -316,6 +358,14 @@ def covered(config):
         add("final_norm", stack["final_norm"]["kind"] if stack["final_norm"] else "none")
         if any(layer != layers[0] for layer in layers):
             add("per-layer overrides", kind)
+        if len({layer["precision"] for layer in layers}) > 1:
+            add("precision overrides", "layers of a stack differ")
+        if any(layer["precision"] != config["precision"] for layer in layers):
+            add("precision overrides", "a layer's differs from the model's")
+        if kind == "decoder" and enc and stack["cross_attention"] and any(
+                layer["precision"] not in {e["precision"] for e in enc["layer_specs"]}
+                for layer in layers):
+            add("precision overrides", "cross-attention in another precision than the encoder's")
         placements = {layer["norm"]["placement"] for layer in layers}
         if len(placements) > 1:
             add("norm placement", "mixed across layers")
@@ -323,6 +373,7 @@ def covered(config):
             add("norm placement", layer["norm"]["placement"])
             add("norm kind", layer["norm"]["kind"])
             add("ffn", layer["ffn"])
+            add("precision (layers)", layer["precision"])
             add("bias", layer["bias"])
             add("attention", layer["attention"]["kind"])
             heads, kv = layer["heads"], layer["kv_heads"]
@@ -345,7 +396,8 @@ def coverage(tmc, directory):
         if result.returncode != 0:
             print(f"{name}: tmc check failed:\n{result.stderr}")
             return 1
-        seen |= covered(json.loads(result.stdout)["config"])
+        from expected_configs import config_of  # it imports this module
+        seen |= covered(config_of(json.loads(result.stdout)))
     missing = [(k, v) for k, values in REQUIRED.items() for v in sorted(values, key=str)
                if (k, v) not in seen]
     for key, values in REQUIRED.items():

@@ -19,6 +19,12 @@
 # Model.forward uses nn where every layer of a stack allows it and the
 # explicit code otherwise; run_parity.py checks that the two agree wherever nn
 # applies, so the explicit code is itself checked against PyTorch's layers.
+#
+# `precision` (docs/spec-language.md, Model-level keys): a linear of a layer
+# whose precision is bf16 or int8, and the output head under the model's
+# precision, multiply quantized inputs (quantized_linear below); the products
+# are then summed exactly, in float64. nn's layers multiply unquantized, so
+# a stack with such a layer takes the explicit code.
 
 import math
 
@@ -127,6 +133,148 @@ def alibi_slopes(heads):
 
 
 # ----------------------------------------------------------------------------
+# Reduced-precision linears (docs/spec-language.md, `precision`)
+
+class Roundings:
+    """One evaluation's activation roundings that lie near a tie, and those
+    to take the other way.
+
+    The executable quantizes its own f32 activations, which differ from
+    torch's (float64, taken as f32) by f32 rounding error. Where torch's value
+    lies within `near` times its row's largest magnitude of a rounding tie
+    (half an int8 step, or the midpoint between two bf16 values), the
+    executable's may round to the other neighbour. Each such element is
+    recorded in `seen`, keyed by the precision, the f32 bytes of its row and
+    its column, so that it has the same key wherever torch quantizes the same
+    row again (q, k and v of one input; a decoding step; another evaluation);
+    `flips` are keys to round to the other neighbour. seen[key] =
+    (distance to the tie, the other neighbour's distance from torch's
+    rounding), both relative to the row's largest magnitude.
+
+    With `track`, every rounded activation is a leaf for autograd (passing
+    gradients on to its input as if unrounded), and `sites` holds each with
+    (the other neighbour - the rounding), so that one backward pass gives the
+    first-order effect of every flip (`where` places each key in them)."""
+
+    def __init__(self, near, flips=(), track=False):
+        self.near = near
+        self.flips = {}
+        for precision, row, column in flips:
+            self.flips.setdefault((precision, row), []).append(column)
+        self.seen = {}
+        self.track = track
+        self.sites = []
+        self.where = {}
+
+    def take(self, precision, x, x32, rounded, other, distance, step, slope=None):
+        """The rounded activations x [R, K] multiply with: `rounded`, with
+        `other` wherever this evaluation flips, near-ties noted. x32: x as
+        f32; distance, step: [R, K] relative to the row's largest magnitude;
+        slope: d(rounded)/dx per row for tracking (default 1)."""
+        row_keys = {}
+
+        def row_key(r):
+            if r not in row_keys:
+                row_keys[r] = (precision, x32[r].numpy().tobytes())
+            return row_keys[r]
+
+        site = len(self.sites)
+        rows, columns = torch.nonzero(distance <= self.near, as_tuple=True)
+        for r, c in zip(rows.tolist(), columns.tolist()):
+            key = row_key(r) + (c,)
+            self.seen[key] = (distance[r, c].item(), step[r, c].item())
+            self.where.setdefault(key, []).append((site, r, c))
+        if self.flips:
+            rounded = rounded.clone()
+            for r in range(x32.shape[0]):
+                for c in self.flips.get(row_key(r), ()):
+                    rounded[r, c] = other[r, c]
+        if not self.track:
+            return rounded
+        leaf = rounded.detach().clone().requires_grad_()
+        self.sites.append((leaf, other - rounded))
+        through = x if slope is None else x * slope.detach()
+        return leaf + (through - through.detach())
+
+
+def round_bf16(x):
+    """Each element rounded from its f32 value to bf16 (to nearest, ties to
+    even), returned as float64."""
+    return x.to(torch.float32).to(torch.bfloat16).to(torch.float64)
+
+
+def round_bf16_activations(x, roundings):
+    """round_bf16(x) for a GEMM's input [T, K], noting near-ties and taking
+    the flips of `roundings` (None: neither)."""
+    rounded = round_bf16(x)
+    if roundings is None:
+        return rounded
+    x32 = x.detach().to(torch.float32)
+    # The other bf16 neighbour of x: one step of the magnitude away from the
+    # rounded value, on x's side of it.
+    bits = x32.to(torch.bfloat16).view(torch.int16).to(torch.int32)
+    magnitude, sign = bits & 0x7FFF, bits & 0x8000
+    away = x32.abs().to(torch.float64) > rounded.abs()
+    other_bits = sign | torch.where(away, magnitude + 1, (magnitude - 1).clamp(min=0))
+    other = (torch.where(other_bits >= 0x8000, other_bits - 0x10000, other_bits)
+             .to(torch.int16).view(torch.bfloat16).to(torch.float64))
+    m = x32.abs().amax(dim=-1, keepdim=True).to(torch.float64)
+    step = (other - rounded).abs() / m
+    distance = (x32.to(torch.float64) - (rounded + other) / 2).abs() / m
+    distance = torch.where(x32 == 0, torch.full_like(distance, math.inf), distance)
+    return roundings.take("bf16", x, x32, rounded, other, distance, step)
+
+
+def quantize_rows(x, roundings=None):
+    """Symmetric int8 quantization of each row of x [R, K], in float32 as
+    tmc's kernels hold it: m = max |x[r, :]|, scale m / 127,
+    q = round_half_even(x * (127 / m)) clamped to [-127, 127]; a row of zeros
+    has q = 0 and scale 0. Returns (q as float64 integers [R, K], scale as
+    float64 [R] holding f32 values). With `roundings` (for activations), notes
+    near-ties and takes its flips."""
+    x32 = x.detach().to(torch.float32)
+    m = x32.abs().amax(dim=-1)
+    scale = m / 127.0  # an f32 tensor by a scalar: one f32 division
+    # 127 / m as an f32 division: torch's `127.0 / m` is reciprocal(m) * 127,
+    # two roundings, so divide a tensor of 127s.
+    factor = torch.full_like(m, 127.0) / m
+    scaled = x32 * factor.unsqueeze(-1)  # an f32 product
+    q = torch.round(scaled).clamp(-127, 127)  # half to even
+    zero = m == 0
+    q = torch.where(zero.unsqueeze(-1), torch.zeros_like(q), q)
+    scale = torch.where(zero, torch.zeros_like(scale), scale)
+    q, scale = q.to(torch.float64), scale.to(torch.float64)
+    if roundings is not None:
+        v = scaled.to(torch.float64)
+        other = torch.where(v > q, q + 1, q - 1)
+        distance = (v - torch.floor(v) - 0.5).abs() / 127
+        distance = torch.where(zero.unsqueeze(-1), torch.full_like(distance, math.inf), distance)
+        q = roundings.take("int8", x, x32, q, other, distance,
+                           torch.full_like(distance, 1 / 127),
+                           slope=factor.to(torch.float64).unsqueeze(-1))
+    return q, scale
+
+
+def quantized_linear(x, weight, precision, roundings=None):
+    """x [T, K] @ weight[N, K].T under `precision` (no bias). bf16: both
+    sides rounded to bf16, products summed in float64. int8: the weight per
+    output channel and x per token row quantized alike (quantize_rows), the
+    integer products summed exactly (float64 holds K * 127 * 127 exactly),
+    then scaled by the row's and the channel's scales. `roundings`: see
+    Roundings (the weights are rounded alike on both sides: they are read
+    from the same file)."""
+    if precision == "f32":
+        return x @ weight.T
+    if precision == "bf16":
+        return round_bf16_activations(x, roundings) @ round_bf16(weight).T
+    if precision == "int8":
+        q, s = quantize_rows(weight)
+        u, a = quantize_rows(x, roundings)
+        return (u @ q.T) * a.unsqueeze(-1) * s.unsqueeze(0)
+    raise ValueError(f"precision {precision} is not modelled")
+
+
+# ----------------------------------------------------------------------------
 
 class Model:
     def __init__(self, config, weights):
@@ -137,14 +285,17 @@ class Model:
         self.position = config["position"]
         self.enc = config["encoder"]
         self.dec = config["decoder"]
+        # Roundings for the reduced-precision linears' activations (None:
+        # plain rounding); run_parity.py sets it per evaluation.
+        self.roundings = None
 
     # -- weights ---------------------------------------------------------------
 
     def tensor(self, name):
         return self.w[name]
 
-    def linear(self, x, prefix, bias):
-        y = x @ self.tensor(prefix + ".weight").T
+    def linear(self, x, prefix, bias, precision):
+        y = quantized_linear(x, self.tensor(prefix + ".weight"), precision, self.roundings)
         if bias:
             y = y + self.tensor(prefix + ".bias")
         return y
@@ -185,14 +336,17 @@ class Model:
         with `memory`, cross-attention to the encoder output."""
         heads, kvh, hd = layer["heads"], layer["kv_heads"], layer["head_dim"]
         bias = layer["bias"]
+        # The layer's precision, for cross-attention's k and v (which read
+        # the encoder's output) too.
+        precision = layer["precision"]
         cross = memory is not None
-        q = self.linear(x, prefix + ".q", bias).view(len(positions), heads, hd)
+        q = self.linear(x, prefix + ".q", bias, precision).view(len(positions), heads, hd)
         if cross:
-            k = self.linear(memory, prefix + ".k", bias).view(-1, kvh, hd)
-            v = self.linear(memory, prefix + ".v", bias).view(-1, kvh, hd)
+            k = self.linear(memory, prefix + ".k", bias, precision).view(-1, kvh, hd)
+            v = self.linear(memory, prefix + ".v", bias, precision).view(-1, kvh, hd)
         else:
-            k = self.linear(x, prefix + ".k", bias).view(len(positions), kvh, hd)
-            v = self.linear(x, prefix + ".v", bias).view(len(positions), kvh, hd)
+            k = self.linear(x, prefix + ".k", bias, precision).view(len(positions), kvh, hd)
+            v = self.linear(x, prefix + ".v", bias, precision).view(len(positions), kvh, hd)
             # Positional schemes act on self-attention only: across two
             # sequences a distance between positions means nothing.
             if self.position["kind"] == "rope":
@@ -208,6 +362,7 @@ class Model:
         if linformer:
             # Keys and values of n positions times the first n columns of
             # the [k, max_seq] projections; under padding n is the valid part.
+            # These sequence projections stay f32 whatever the precision.
             n = min(length, keys) if any(t["kind"] == "padding" for t in layer["mask"]) else keys
             ek = self.tensor(layer_prefix + ".attn_proj.k.weight")[:, :n]
             ev = self.tensor(layer_prefix + ".attn_proj.v.weight")[:, :n]
@@ -231,7 +386,7 @@ class Model:
         probs = torch.where(allowed.any(dim=-1).unsqueeze(0).unsqueeze(-1), probs,
                             torch.zeros_like(probs))
         context = torch.einsum("hij,jhd->ihd", probs, v).reshape(len(positions), heads * hd)
-        return self.linear(context, prefix + ".o", bias)
+        return self.linear(context, prefix + ".o", bias, precision)
 
     def alibi_bias(self, heads, positions, keys, decoder):
         i = torch.tensor(positions, dtype=torch.float64).unsqueeze(1)
@@ -241,12 +396,13 @@ class Model:
 
     def ffn(self, x, layer, prefix):
         act = activation(layer["ffn"])
-        up = self.linear(x, prefix + ".up", layer["bias"])
+        bias, precision = layer["bias"], layer["precision"]
+        up = self.linear(x, prefix + ".up", bias, precision)
         if layer["ffn"] in ("swiglu", "geglu"):
-            hidden = act(self.linear(x, prefix + ".gate", layer["bias"])) * up
+            hidden = act(self.linear(x, prefix + ".gate", bias, precision)) * up
         else:
             hidden = act(up)
-        return self.linear(hidden, prefix + ".down", layer["bias"])
+        return self.linear(hidden, prefix + ".down", bias, precision)
 
     def layer(self, x, layer, prefix, positions, cache, decoder, length, cross,
               memory, memory_length):
@@ -291,7 +447,8 @@ class Model:
         if self.position["kind"] == "rope":
             return False
         for layer in stack["layer_specs"]:
-            if (layer["norm"]["kind"] != "layernorm" or layer["ffn"] in ("swiglu", "geglu")
+            if (layer["precision"] != "f32"  # nn's linears are not quantized
+                    or layer["norm"]["kind"] != "layernorm" or layer["ffn"] in ("swiglu", "geglu")
                     or layer["heads"] != layer["kv_heads"]
                     or layer["heads"] * layer["head_dim"] != self.d
                     or layer["attention"]["kind"] != "full"):
@@ -368,12 +525,17 @@ class Model:
         out = self.c["output"]
         if out["kind"] == "hidden":
             return h
+        # The head multiplies under the model-level precision (a tied head's
+        # table quantized as a weight; the embedding lookup reads it in f32).
+        precision = self.c["precision"]
         if out["kind"] == "lm_head":
             weight = self.tensor(table if out["tied"] else "output.weight")
-            logits = h @ weight.T
+            logits = quantized_linear(h, weight, precision, self.roundings)
             return logits + self.tensor("output.bias") if out["bias"] else logits
         pooled = h[:1] if out["pool"] == "first" else h[:length].mean(dim=0, keepdim=True)
-        return pooled @ self.tensor("classifier.weight").T + self.tensor("classifier.bias")
+        return (quantized_linear(pooled, self.tensor("classifier.weight"), precision,
+                                 self.roundings)
+                + self.tensor("classifier.bias"))
 
     def decoder_table(self):
         if self.enc is not None and self.dec is not None and not self.c["share_embeddings"]:
