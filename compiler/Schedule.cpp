@@ -224,8 +224,12 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
   GemmLayout l;
   l.K = std::max<int64_t>(1, kernel.inWidth);
   l.N = std::max<int64_t>(1, kernel.width);
-  // The width the lowering gives vectors along N.
-  int vw = vectorWidthFor(l.N, schedule.vectorWidth);
+  // The width the lowering gives vectors along N. int8 accumulators keep the
+  // schedule's full width even for a layer narrower than it: with 4 or 8
+  // lanes, LLVM encodes the dot product as AVX-VNNI's VEX vpdpbusd, which
+  // Zen 4 lacks (SIGILL; PERFORMANCE.md).
+  const bool int8 = kernel.precision == "int8";
+  int vw = int8 ? std::max(1, schedule.vectorWidth) : vectorWidthFor(l.N, schedule.vectorWidth);
   l.vectorWidth = vw;
   l.panelWidth = std::max(vw, schedule.tileCols / vw * vw);
   l.panels = (l.N + l.panelWidth - 1) / l.panelWidth;
@@ -243,13 +247,7 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
     l.kBlocks = 1;
     l.unrollK = l.kPairs % u == 0 ? u : 1;
   }
-  if (kernel.precision == "int8") {
-    // The int32 accumulators keep the schedule's full width even for a layer
-    // narrower than it: with 4 or 8 lanes, LLVM encodes the dot product as
-    // AVX-VNNI's VEX vpdpbusd, which Zen 4 lacks (SIGILL; PERFORMANCE.md).
-    l.vectorWidth = std::max(1, schedule.vectorWidth);
-    l.panelWidth = std::max(l.vectorWidth, schedule.tileCols / l.vectorWidth * l.vectorWidth);
-    l.panels = (l.N + l.panelWidth - 1) / l.panelWidth;
+  if (int8) {
     l.int8 = true;
     l.kQuads = (l.K + 3) / 4;
     l.kBlock = l.K;

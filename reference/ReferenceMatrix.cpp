@@ -88,8 +88,8 @@ Matrix linearInt8(const Matrix &x, const float *w, const float *b, int64_t out) 
     for (int64_t o = 0; o < out; ++o) {
       const QuantizedRow &weights = weightRows[static_cast<size_t>(o)];
       int64_t sum = 0;
-      for (int64_t i = 0; i < x.cols; ++i)
-        sum += int64_t(tokens.values[static_cast<size_t>(i)]) * weights.values[static_cast<size_t>(i)];
+      for (size_t i = 0; i < weights.values.size(); ++i)
+        sum += int64_t(tokens.values[i]) * weights.values[i];
       y.at(r, o) = static_cast<double>(sum) * tokens.scale * weights.scale +
                    (b ? static_cast<double>(b[o]) : 0.0);
     }

@@ -25,33 +25,6 @@ using namespace tmc;
 
 namespace {
 
-using test::findParams;
-
-/// Realizes `kernel` for `target` with the named inputs bound.
-Halide::Buffer<float> run(const halide::LoweredKernel &kernel, const Halide::Target &target,
-                          const std::map<std::string, Halide::Buffer<float>> &inputs,
-                          const std::vector<int> &outputExtents) {
-  std::map<std::string, Halide::Internal::Parameter> params = findParams(kernel.output);
-  for (const Halide::Argument &arg : kernel.arguments) {
-    auto param = params.find(arg.name);
-    auto input = inputs.find(arg.name);
-    if (param == params.end() || input == inputs.end()) {
-      ADD_FAILURE() << "input " << arg.name << " not bound";
-      return {};
-    }
-    param->second.set_buffer(Halide::Buffer<>(input->second));
-  }
-  Halide::Func out = kernel.output;
-  return out.realize(outputExtents, target);
-}
-
-Halide::Buffer<float> randomBuffer(std::vector<int> extents, std::mt19937 &rng) {
-  Halide::Buffer<float> buffer(extents);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  buffer.for_each_value([&](float &v) { v = dist(rng); });
-  return buffer;
-}
-
 double activate(double x, const std::string &kind) {
   if (kind == "relu")
     return x > 0 ? x : 0;
@@ -136,15 +109,16 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));
-  Halide::Buffer<float> w = randomBuffer({K, N}, rng);
-  Halide::Buffer<float> bias = randomBuffer({N}, rng);
+  Halide::Buffer<float> w = test::randomBuffer({K, N}, rng);
+  Halide::Buffer<float> bias = test::randomBuffer({N}, rng);
 
   // Pack once, as the executor does after loading the weights.
   BufferShape packedShape = halide::packedWeightShape(desc, schedule);
   std::vector<int> packedExtents(packedShape.extents.begin(), packedShape.extents.end());
   halide::LoweredKernel pack = halide::lowerPackWeight(desc, schedule);
-  Halide::Buffer<float> packed = run(pack, tt.halide, {{"weight", w}}, packedExtents);
-  ASSERT_TRUE(packed.defined());
+  Halide::Buffer<float> packed(packedExtents);
+  test::realizeWith(pack, tt.halide, {{"weight", w}}, packed);
+  ASSERT_FALSE(HasFatalFailure()) << "the pack kernel's inputs were not bound";
   // The contract: panel p, step k, lane j holds W[p * P + j][k], zero past N.
   const int P = packedExtents[0];
   for (int p = 0; p < packedExtents[2]; ++p)
@@ -156,15 +130,17 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
   halide::LoweredKernel gemm = halide::lowerPackedLinear(desc, schedule);
   halide::LoweredKernel perCall = halide::lowerLinear(desc, schedule);
   for (int T : {1, 5, 7, 130}) {
-    Halide::Buffer<float> x = randomBuffer({K, T}, rng);
-    std::map<std::string, Halide::Buffer<float>> inputs = {
+    Halide::Buffer<float> x = test::randomBuffer({K, T}, rng);
+    std::map<std::string, Halide::Buffer<>> inputs = {
         {"x", x}, {"packed_weight", packed}, {"weight", w}, {"bias", bias}};
-    Halide::Buffer<float> y = run(gemm, tt.halide, inputs, {N, T});
-    ASSERT_TRUE(y.defined());
+    Halide::Buffer<float> y(N, T);
+    test::realizeWith(gemm, tt.halide, inputs, y);
+    ASSERT_FALSE(HasFatalFailure()) << "the GEMM's inputs were not bound";
     EXPECT_LE(relativeError(y, x, w, c.bias ? &bias : nullptr, c.activation), 1e-5)
         << "packed GEMM, T=" << T << ", " << schedule.str();
-    Halide::Buffer<float> y2 = run(perCall, tt.halide, inputs, {N, T});
-    ASSERT_TRUE(y2.defined());
+    Halide::Buffer<float> y2(N, T);
+    test::realizeWith(perCall, tt.halide, inputs, y2);
+    ASSERT_FALSE(HasFatalFailure()) << "the per-call GEMM's inputs were not bound";
     EXPECT_LE(relativeError(y2, x, w, c.bias ? &bias : nullptr, c.activation), 1e-5)
         << "pack-per-call GEMM, T=" << T << ", " << schedule.str();
   }
