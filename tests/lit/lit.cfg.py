@@ -11,6 +11,11 @@ config.test_exec_root = os.path.join(config.tmc_obj_root, "tests", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tmc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# `UNSUPPORTED: sanitized` keeps a test out of the TMC_SANITIZE build's run:
+# the precision tests, whose time under ASan is compiling whole models while
+# their lowering code runs instrumented in the kernel unit tests.
+if getattr(config, "tmc_sanitize", ""):
+    config.available_features.add("sanitized")
 config.substitutions.append(("%tmc-opt", os.path.join(config.tmc_tools_dir, "tmc-opt")))
 config.substitutions.append(("%tmc", os.path.join(config.tmc_tools_dir, "tmc")))
 config.substitutions.append(("%examples", os.path.join(config.tmc_src_root, "examples")))
