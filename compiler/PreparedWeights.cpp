@@ -17,9 +17,10 @@ std::string PackedWeight::viewArguments() const {
   if (layout.bf16)
     return llvm::formatv("halide_type_t(halide_type_bfloat, 16), {{2, {0}, {1}, {2}}",
                          layout.panelWidth, layout.kPairs, layout.panels).str();
-  if (layout.int8)
+  if (layout.int8 || layout.q4)
     return llvm::formatv("halide_type_t(halide_type_int, 8), {{4, {0}, {1}, {2}}",
-                         layout.panelWidth, layout.kQuads + 2, layout.panels).str();
+                         layout.panelWidth, layout.quantRows(), layout.panels)
+        .str();
   return llvm::formatv("halide_type_t(halide_type_float, 32), {{{0}, {1}, {2}}",
                        layout.panelWidth, layout.K, layout.panels).str();
 }

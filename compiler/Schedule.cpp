@@ -109,6 +109,14 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
       s.tileRows = 12;
       s.kBlock = 0;
     }
+    // q4 keeps a second register tile, each block's int32 sums, beside the
+    // f32 accumulators: 2 vectors x 6 rows of each (24 zmm; AVX2 x 3 rows,
+    // 12 ymm). Its blocks are summed in f32, so K is never blocked.
+    if (kernel.precision == "q4") {
+      s.tileCols = 2 * s.vectorWidth;
+      s.tileRows = avx512 || neon ? 6 : 3;
+      s.kBlock = 0;
+    }
     // Narrow layers: a tile wider than the layer only computes padding.
     int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
     s.tileCols = static_cast<int>(std::min<int64_t>(s.tileCols, roundedWidth));
@@ -227,9 +235,10 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
   // The width the lowering gives vectors along N. int8 accumulators keep the
   // schedule's full width even for a layer narrower than it: with 4 or 8
   // lanes, LLVM encodes the dot product as AVX-VNNI's VEX vpdpbusd, which
-  // Zen 4 lacks (SIGILL; PERFORMANCE.md).
-  const bool int8 = kernel.precision == "int8";
-  int vw = int8 ? std::max(1, schedule.vectorWidth) : vectorWidthFor(l.N, schedule.vectorWidth);
+  // Zen 4 lacks (SIGILL; PERFORMANCE.md). q4 sums its blocks the same way.
+  const bool dotProducts = kernel.precision == "int8" || kernel.precision == "q4";
+  int vw =
+      dotProducts ? std::max(1, schedule.vectorWidth) : vectorWidthFor(l.N, schedule.vectorWidth);
   l.vectorWidth = vw;
   l.panelWidth = std::max(vw, schedule.tileCols / vw * vw);
   l.panels = (l.N + l.panelWidth - 1) / l.panelWidth;
@@ -247,7 +256,14 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
     l.kBlocks = 1;
     l.unrollK = l.kPairs % u == 0 ? u : 1;
   }
-  if (int8) {
+  if (kernel.precision == "q4") {
+    l.q4 = true;
+    l.q4Blocks = (l.K + 31) / 32;
+    l.kQuads = 8 * l.q4Blocks;
+    l.kBlock = l.K;
+    l.kBlocks = 1;
+    l.unrollK = 1;
+  } else if (dotProducts) {
     l.int8 = true;
     l.kQuads = (l.K + 3) / 4;
     l.kBlock = l.K;

@@ -166,11 +166,22 @@ struct GemmLayout {
   /// token row to u8 and sums u8 x s8 products in int32 (`vpdpbusd` where
   /// the CPU has AVX512-VNNI); never blocked (kBlock == K).
   bool int8 = false;
-  int64_t kQuads = 0;    ///< int8: ceil(K / 4)
-  /// The packed weight's size in 4-byte words (f32 elements, bf16 pairs or
-  /// int8 quads).
+  int64_t kQuads = 0; ///< int8: ceil(K / 4); q4: 8 * q4Blocks (K padded to blocks)
+  /// q4 precision: the weight is quantized as ggml's Q4_0 (blocks of 32
+  /// along K, an f16 scale each) and packed as 4-bit values in int8 quad rows:
+  /// per pair of blocks, four rows of two quads (low and high nibble) for
+  /// each block, then one row of the two blocks' f16 scales (LowerPack.cpp).
+  /// The GEMM quantizes each token row to s8 like int8, sums each block's
+  /// u4 x s8 products in int32 and the blocks in f32; never blocked.
+  bool q4 = false;
+  int64_t q4Blocks = 0; ///< q4: ceil(K / 32)
+  /// An int8 or q4 weight's packed rows of 4 bytes per channel:
+  /// int8 ceil(K/4) + 2, q4 9 * ceil(ceil(K/32) / 2).
+  int64_t quantRows() const { return int8 ? kQuads + 2 : q4 ? 9 * ((q4Blocks + 1) / 2) : 0; }
+  /// The packed weight's size in 4-byte words (f32 elements, bf16 pairs,
+  /// int8 quads or q4 rows).
   int64_t packedWords() const {
-    return int64_t(panelWidth) * (bf16 ? kPairs : int8 ? kQuads + 2 : K) * panels;
+    return int64_t(panelWidth) * (bf16 ? kPairs : (int8 || q4) ? quantRows() : K) * panels;
   }
 };
 

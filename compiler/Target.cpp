@@ -121,6 +121,12 @@ TargetInfo withDotProductVariant(const TargetInfo &target) {
   return out;
 }
 
+TargetInfo packTarget(const TargetInfo &variant) {
+  if (!variant.dotProducts || variant.isa != Isa::AVX512)
+    return variant;
+  return llvm::cantFail(resolveTarget("x86-64-avx512"));
+}
+
 TargetInfo runnableVariant(const TargetInfo &target) {
   Halide::Target host = Halide::get_host_target();
   for (const TargetInfo &variant : target.concreteTargets()) {

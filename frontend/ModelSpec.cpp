@@ -52,6 +52,8 @@ const char *toString(Precision precision) {
   case Precision::F32: return "f32";
   case Precision::BF16: return "bf16";
   case Precision::Int8: return "int8";
+  case Precision::Q4:
+    return "q4";
   }
   return "?";
 }
@@ -63,6 +65,8 @@ std::optional<Precision> parsePrecision(const std::string &text) {
     return Precision::BF16;
   if (text == "int8")
     return Precision::Int8;
+  if (text == "q4")
+    return Precision::Q4;
   return std::nullopt;
 }
 

@@ -28,9 +28,12 @@ enum class DType { F32, F16, BF16 };
 /// and the products are summed in f32. int8: the weights are quantized per
 /// output channel (symmetric, scale max|w|/127) at load, each token row's
 /// activations per row the same way inside the GEMM, and the products summed
-/// exactly in int32 (docs/spec-language.md has the arithmetic). Everything
-/// else stays f32.
-enum class Precision { F32, BF16, Int8 };
+/// exactly in int32 (docs/spec-language.md has the arithmetic). q4: ggml's
+/// Q4_0, the weights quantized at load in blocks of 32 along K to 4 bits
+/// with an f16 scale per block, the activations per row as int8 does (without
+/// its unsigned shift), each block's products summed exactly in int32 and
+/// scaled in f32. Everything else stays f32.
+enum class Precision { F32, BF16, Int8, Q4 };
 
 struct NormSpec {
   NormKind kind = NormKind::LayerNorm;
@@ -151,7 +154,7 @@ const char *toString(Activation kind);
 const char *toString(NormKind kind);
 const char *toString(NormPlacement placement);
 const char *toString(MaskKind kind);
-const char *toString(Precision precision); ///< "f32", "bf16", "int8"
+const char *toString(Precision precision); ///< "f32", "bf16", "int8", "q4"
 /// The inverse of toString(Precision); nullopt for any other text.
 std::optional<Precision> parsePrecision(const std::string &text);
 

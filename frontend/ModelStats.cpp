@@ -53,15 +53,17 @@ int64_t &partOf(ModelSizes &sizes, StringRef name) {
 bool gated(Activation ffn) { return ffn == Activation::SwiGLU || ffn == Activation::GeGLU; }
 
 /// The weight matrices (not biases) of the linears that compute in one
-/// precision: their elements, and their rows (output channels), which int8
-/// gives a scale and a correction each.
+/// precision: their elements; their rows (output channels), which int8
+/// gives a scale and a correction each; and their q4 blocks, each row's K
+/// cut into ceil(K/32) blocks of 32 (the last padded with zeros).
 struct LinearMatrices {
-  int64_t elements = 0, channels = 0;
+  int64_t elements = 0, channels = 0, q4Blocks = 0;
 
   /// Counts one [out, in] matrix.
   void add(int64_t out, int64_t in, Checked &checked) {
     checked.add(elements, checked.mul(out, in));
     checked.add(channels, out);
+    checked.add(q4Blocks, checked.mul(out, in / 32 + (in % 32 != 0)));
   }
 };
 
@@ -220,14 +222,18 @@ std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overf
   Checked split;
   LinearMatrices bf16 = linearMatrices(spec, Precision::BF16, split);
   LinearMatrices int8 = linearMatrices(spec, Precision::Int8, split);
+  LinearMatrices q4 = linearMatrices(spec, Precision::Q4, split);
   sizes.bf16WeightBytes = split.mul(bf16.elements, 2);
   // A byte an element, and per output channel an f32 scale and the int32
   // sum of its row (the zero-point correction of the unsigned activations).
   sizes.int8WeightBytes = int8.elements;
   split.add(sizes.int8WeightBytes, split.mul(int8.channels, 8));
-  sizes.f32WeightBytes = split.mul(sizes.parameters - bf16.elements - int8.elements, 4);
+  // ggml's block_q4_0: 32 four-bit values (16 bytes) and an f16 scale.
+  sizes.q4WeightBytes = split.mul(q4.q4Blocks, 18);
+  sizes.f32WeightBytes =
+      split.mul(sizes.parameters - bf16.elements - int8.elements - q4.elements, 4);
   if (split.overflowed)
-    sizes.bf16WeightBytes = sizes.int8WeightBytes = sizes.f32WeightBytes =
+    sizes.bf16WeightBytes = sizes.int8WeightBytes = sizes.q4WeightBytes = sizes.f32WeightBytes =
         std::numeric_limits<int64_t>::max();
   if (spec.decoder.present) {
     const StackSpec &stack = spec.decoder;

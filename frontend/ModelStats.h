@@ -30,9 +30,11 @@ struct ModelSizes {
   /// The weights as the model computes with them, whatever `dtype` stores
   /// them as: the matrices of bf16 linears at 2 bytes an element, those of
   /// int8 linears at 1 plus 8 per output channel (an f32 scale and an int32
-  /// correction), every other tensor (f32 linears, norms, biases, embedding
+  /// correction), those of q4 linears at 18 per block of 32 along K per
+  /// output channel (ceil(K/32) blocks; 16 bytes of 4-bit values and an f16
+  /// scale), every other tensor (f32 linears, norms, biases, embedding
   /// tables, a tied head's table too, which the embedding reads) at 4.
-  int64_t bf16WeightBytes = 0, int8WeightBytes = 0, f32WeightBytes = 0;
+  int64_t bf16WeightBytes = 0, int8WeightBytes = 0, q4WeightBytes = 0, f32WeightBytes = 0;
   /// f32 keys and values of every decoder layer at max_seq positions (and,
   /// with cross-attention, of the encoder output they attend to); 0 for an
   /// encoder-only model, which does not decode.

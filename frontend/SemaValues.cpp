@@ -225,8 +225,8 @@ std::optional<NormSpec> ValueReader::norm(const ast::Value &value,
 std::optional<Precision> ValueReader::precision(const ast::Value &value,
                                                StringRef what) {
   // In the order of the diagnostics' "expected one of" list.
-  const Choice choices[] = {{"f32"}, {"bf16"}, {"int8"}};
-  const Precision precisions[] = {Precision::F32, Precision::BF16, Precision::Int8};
+  const Choice choices[] = {{"f32"}, {"bf16"}, {"int8"}, {"q4"}};
+  const Precision precisions[] = {Precision::F32, Precision::BF16, Precision::Int8, Precision::Q4};
   std::optional<Chosen> chosen = choose(value, what, choices);
   if (!chosen)
     return std::nullopt;

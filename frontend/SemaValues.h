@@ -101,8 +101,8 @@ public:
   /// `allowNone`, `none` too, which yields std::nullopt and sets `isNone`.
   std::optional<NormSpec> norm(const ast::Value &value, llvm::StringRef what,
                                bool allowNone, bool &isNone);
-  /// `f32`, `bf16` or `int8`: the `precision` key, at model, stack or layer
-  /// level.
+  /// `f32`, `bf16`, `int8` or `q4`: the `precision` key, at model, stack or
+  /// layer level.
   std::optional<Precision> precision(const ast::Value &value, llvm::StringRef what);
 
   /// Gathers `assignments` by key, reporting unknown keys (with a

@@ -58,4 +58,19 @@ double roundToBfloat16(double value) {
   return std::ldexp(std::nearbyint(std::ldexp(value, -quantum)), quantum);
 }
 
+double roundToBinary16(double value) {
+  if (value == 0 || !std::isfinite(value))
+    return value;
+  int exponent;
+  std::frexp(value, &exponent);
+  // 11 significant bits; binary16's smallest normal is 2^-14, below which
+  // the quantum stays 2^-24.
+  const int quantum = std::max(exponent - 11, -24);
+  const double rounded = std::ldexp(std::nearbyint(std::ldexp(value, -quantum)), quantum);
+  constexpr double kLargest = 65504; // (2 - 2^-10) * 2^15
+  return std::fabs(rounded) > kLargest
+             ? std::copysign(std::numeric_limits<double>::infinity(), value)
+             : rounded;
+}
+
 } // namespace tmc::ref

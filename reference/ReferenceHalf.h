@@ -27,4 +27,11 @@ double bfloat16Value(uint16_t bits);
 /// NaN pass through; below 2^-126 the quantum is bf16's subnormal 2^-133.
 double roundToBfloat16(double value);
 
+/// `value` rounded to the nearest IEEE 754 binary16 (11 significant bits;
+/// ties to even), as q4 stores each block's scale (precision = q4). Below
+/// 2^-14 the quantum stays the subnormal 2^-24; past the largest finite
+/// value, 65504, a value that rounds up is infinity. Zero, infinities and
+/// NaN pass through.
+double roundToBinary16(double value);
+
 } // namespace tmc::ref

@@ -73,6 +73,9 @@ private:
 /// stays f32), as tmc's bf16 GEMMs do; the sum is exact-ish in double.
 /// Precision::Int8 quantizes W per output channel and x per row, in f32 as
 /// docs/spec-language.md defines it, and sums the integer products exactly.
+/// Precision::Q4 quantizes W per block of 32 along K as ggml's Q4_0 (f16
+/// scales) and x per row as Int8 does, sums each block's integer products
+/// exactly and the scaled blocks in double.
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision = Precision::F32);
 

@@ -72,29 +72,99 @@ QuantizedRow quantizeRow(const float *row, int64_t count) {
   return out;
 }
 
-/// The int8 GEMM: the activations are the f32 values tmc's kernels hold,
-/// so each row is narrowed to f32 before it is quantized. The u8 zero point
-/// of the kernel cancels exactly and does not appear here.
-Matrix linearInt8(const Matrix &x, const float *w, const float *b, int64_t out) {
-  std::vector<QuantizedRow> weightRows;
-  for (int64_t o = 0; o < out; ++o)
-    weightRows.push_back(quantizeRow(w + o * x.cols, x.cols));
+/// The quantized GEMMs' frame: each row of x narrowed to the f32 values
+/// tmc's kernels hold and quantized as int8's activations are; `dot(tokens,
+/// o)` is output o's sum in units of the row's scale, before the bias.
+template <typename Dot>
+Matrix quantizedLinear(const Matrix &x, const float *b, int64_t out, Dot dot) {
   Matrix y(x.rows, out);
   std::vector<float> row(static_cast<size_t>(x.cols));
   for (int64_t r = 0; r < x.rows; ++r) {
     for (int64_t i = 0; i < x.cols; ++i)
       row[static_cast<size_t>(i)] = static_cast<float>(x.at(r, i));
     const QuantizedRow tokens = quantizeRow(row.data(), x.cols);
-    for (int64_t o = 0; o < out; ++o) {
-      const QuantizedRow &weights = weightRows[static_cast<size_t>(o)];
-      int64_t sum = 0;
-      for (size_t i = 0; i < weights.values.size(); ++i)
-        sum += int64_t(tokens.values[i]) * weights.values[i];
-      y.at(r, o) = static_cast<double>(sum) * tokens.scale * weights.scale +
-                   (b ? static_cast<double>(b[o]) : 0.0);
-    }
+    for (int64_t o = 0; o < out; ++o)
+      y.at(r, o) = dot(tokens, o) * tokens.scale + (b ? static_cast<double>(b[o]) : 0.0);
   }
   return y;
+}
+
+/// The int8 GEMM. The u8 zero point of the kernel cancels exactly and does
+/// not appear here.
+Matrix linearInt8(const Matrix &x, const float *w, const float *b, int64_t out) {
+  std::vector<QuantizedRow> weightRows;
+  for (int64_t o = 0; o < out; ++o)
+    weightRows.push_back(quantizeRow(w + o * x.cols, x.cols));
+  return quantizedLinear(x, b, out, [&](const QuantizedRow &tokens, int64_t o) {
+    const QuantizedRow &weights = weightRows[static_cast<size_t>(o)];
+    int64_t sum = 0;
+    for (size_t i = 0; i < weights.values.size(); ++i)
+      sum += int64_t(tokens.values[i]) * weights.values[i];
+    return static_cast<double>(sum) * weights.scale;
+  });
+}
+
+/// One output channel's weights in ggml's Q4_0 blocks, as the contract
+/// (docs/spec-language.md, precision = q4) writes it: each block of 32
+/// along K holds q - 8 in [-8, 7] and its scale rounded to f16.
+struct Q4Row {
+  std::vector<int32_t> values; ///< q_k - 8, K of them (the padding is 0)
+  std::vector<double> scales;  ///< float(ds) of each block, ceil(K/32) of them
+};
+
+constexpr int64_t kQ4Block = 32;
+
+/// The f32 arithmetic of ggml's quantize_row_q4_0_ref. The product and the
+/// sum of w * id + 8.5 are each formed in double and rounded to f32 at once,
+/// which gives the f32 result (double holds the product of two floats
+/// exactly, and their sum closely enough that rounding it to f32 is the f32
+/// sum), so that no compiler can fuse them into one FMA, which would round
+/// once instead of twice.
+Q4Row quantizeQ4Row(const float *row, int64_t count) {
+  Q4Row out;
+  out.values.resize(static_cast<size_t>(count));
+  for (int64_t begin = 0; begin < count; begin += kQ4Block) {
+    const int64_t end = std::min(begin + kQ4Block, count);
+    // The value of the largest magnitude, the first of a tie in k order.
+    float absMax = 0, extreme = 0;
+    for (int64_t k = begin; k < end; ++k)
+      if (std::fabs(row[k]) > absMax) {
+        absMax = std::fabs(row[k]);
+        extreme = row[k];
+      }
+    const float d = extreme / -8.0f;
+    const float inverse = d != 0 ? 1.0f / d : 0.0f;
+    for (int64_t k = begin; k < end; ++k) {
+      const float scaled = static_cast<float>(double(row[k]) * double(inverse));
+      const float shifted = static_cast<float>(double(scaled) + 8.5);
+      // ggml's (int8_t) cast truncates toward zero; shifted is >= 0 here.
+      const int32_t q = std::min(15, static_cast<int32_t>(std::trunc(shifted)));
+      out.values[static_cast<size_t>(k)] = q - 8;
+    }
+    out.scales.push_back(roundToBinary16(d));
+  }
+  return out;
+}
+
+/// The q4 GEMM: the activations are quantized per row as int8's are (the
+/// same symmetric values; the kernel has no zero point to correct), each
+/// block's integer sum is exact and scaled by the block's f16 scale, and
+/// the blocks' sums are summed in double (the kernel sums them in f32).
+Matrix linearQ4(const Matrix &x, const float *w, const float *b, int64_t out) {
+  std::vector<Q4Row> weightRows;
+  for (int64_t o = 0; o < out; ++o)
+    weightRows.push_back(quantizeQ4Row(w + o * x.cols, x.cols));
+  return quantizedLinear(x, b, out, [&](const QuantizedRow &tokens, int64_t o) {
+    const Q4Row &weights = weightRows[static_cast<size_t>(o)];
+    double sum = 0;
+    for (int64_t begin = 0; begin < x.cols; begin += kQ4Block) {
+      int32_t blockSum = 0; // |blockSum| <= 32 * 8 * 127
+      for (int64_t k = begin; k < std::min(begin + kQ4Block, x.cols); ++k)
+        blockSum += tokens.values[static_cast<size_t>(k)] * weights.values[static_cast<size_t>(k)];
+      sum += blockSum * weights.scales[static_cast<size_t>(begin / kQ4Block)];
+    }
+    return sum;
+  });
 }
 
 } // namespace
@@ -103,6 +173,8 @@ Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision) {
   if (precision == Precision::Int8)
     return linearInt8(x, w, b, out);
+  if (precision == Precision::Q4)
+    return linearQ4(x, w, b, out);
   if (precision == Precision::BF16) {
     // The inputs rounded once; the sum below is the f32 path's.
     Matrix xr = x;

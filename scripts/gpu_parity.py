@@ -90,7 +90,7 @@ def prepare(args):
         os.makedirs(work, exist_ok=True)
         path = specs.write(name, work)
         config = json.loads(run([args.tmc, "check", "--json", path]))["config"]
-        # The CUDA targets refuse bf16 and int8 linears at compile time.
+        # The CUDA targets refuse bf16, int8 and q4 linears at compile time.
         layers = [layer for stack in (config["encoder"], config["decoder"]) if stack
                   for layer in stack["layer_specs"]]
         if any(p != "f32" for p in [config["precision"]] + [l["precision"] for l in layers]):

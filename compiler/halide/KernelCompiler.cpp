@@ -105,8 +105,9 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
                                               lower))
           return std::move(error);
       if (linear)
-        if (llvm::Error error = builder.build("tmk_pack_" + kernel.symbol() + suffix, kernel,
-                                              schedule, variant, halide::lowerPackWeight))
+        if (llvm::Error error =
+                builder.build("tmk_pack_" + kernel.symbol() + suffix, kernel, schedule,
+                              packTarget(variant), halide::lowerPackWeight))
           return std::move(error);
     }
   }

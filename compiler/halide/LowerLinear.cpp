@@ -24,10 +24,14 @@
 // once per call and sums each pair of products in f32; int8 quantizes each
 // token row to u8 quads once per call, sums u8 x s8 quads in int32, and
 // scales the sums by the row's and the channel's scales in the epilogue,
-// before the bias (docs/spec-language.md has the arithmetic).
+// before the bias; q4 quantizes the rows to s8, sums each block of 32 in an
+// int32 register tile (u4 weights x s8 tokens), and adds the blocks, each
+// times its f16 scale, into the f32 tile (docs/spec-language.md has the
+// arithmetic).
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Lowering.h"
 
 using namespace Halide;
@@ -95,9 +99,9 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (l.bf16)
       pw.set_estimates({{0, 2}, {0, P}, {0, static_cast<int>(l.kPairs)},
                         {0, static_cast<int>(l.panels)}});
-    else if (l.int8)
-      pw.set_estimates({{0, 4}, {0, P}, {0, static_cast<int>(l.kQuads + 2)},
-                        {0, static_cast<int>(l.panels)}});
+    else if (l.int8 || l.q4)
+      pw.set_estimates(
+          {{0, 4}, {0, P}, {0, static_cast<int>(l.quantRows())}, {0, static_cast<int>(l.panels)}});
     else
       pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
     args.push_back(pw);
@@ -132,14 +136,18 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // int8 sums in int32 and adds the bias after scaling (below).
   Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
-  Func acc("acc"), partial("partial"), xb("x_bf16"), xq("x_u8"), xmax("x_absmax");
+  Func acc("acc"), partial("partial"), xb("x_bf16"), xq(l.q4 ? "x_s8" : "x_u8"), xmax("x_absmax"),
+      xsum("x_block_sum"), blockSum("block_sum");
   RDom r(0, K, "r"), rk(0, kc, "rk"), rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
   RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
-  if (l.int8) {
-    // Each token row quantized once per call, symmetric around the u8 zero
-    // point 128 (the weight's packed correction takes it back out); the
-    // quads of products summed exactly in int32 (vpdpbusd's semantics).
+  Var bq("bq");
+  RDom rblock(0, static_cast<int>(l.q4Blocks), "rblock"), rqb(0, 4, 0, 8, "rqb");
+  if (l.int8 || l.q4) {
+    // Each token row quantized once per call, symmetric: int8 around the u8
+    // zero point 128 (the weight's packed correction takes it back out), q4
+    // as s8 (its weights are the u8 side). Products are summed exactly in
+    // int32, a quad at a time (vpdpbusd's semantics).
     Var e("e"), k4("k4");
     Expr k = 4 * k4 + e;
     RDom rx(0, K, "rx");
@@ -149,13 +157,46 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // Halide would otherwise use a rounded reciprocal of the constant.
     Expr inv = select(xmax(t) > 0.0f, strict_float(127.0f / xmax(t)), 0.0f);
     Expr value = select(k < K, xc(min(k, K - 1), t), 0.0f);
-    xq(e, k4, t) = cast<uint8_t>(
-        cast<int32_t>(clamp(round(strict_float(value * inv)), -127.0f, 127.0f)) + 128);
-    acc(j, t, p) = 0;
-    acc(j, t, p) += cast<int32_t>(xq(rq.x, rq.y, t)) * cast<int32_t>(packed(rq.x, j, rq.y, p));
+    Expr level = cast<int32_t>(clamp(round(strict_float(value * inv)), -127.0f, 127.0f));
     stages.push_back(xc);
     stages.push_back(xmax);
     stages.push_back(xq);
+    if (l.int8) {
+      xq(e, k4, t) = cast<uint8_t>(level + 128);
+      acc(j, t, p) = 0;
+      acc(j, t, p) += cast<int32_t>(xq(rq.x, rq.y, t)) * cast<int32_t>(packed(rq.x, j, rq.y, p));
+    } else {
+      // q4: the weights are stored u4 (q + 8), so a block's sum of
+      // (q - 8) * x is its u4 x s8 sum less 8 times the row's block sum.
+      // Each block's int32 sum is scaled by its f16 scale and summed in f32.
+      xq(e, k4, t) = cast<int8_t>(level);
+      RDom rs(0, 4, 0, 8, "rs");
+      xsum(bq, t) = 0;
+      xsum(bq, t) += cast<int32_t>(xq(rs.x, 8 * bq + rs.y, t));
+      // Quad 2 h + c of block b: row 9 (b / 2) + 4 (b % 2) + h, nibble c.
+      // Halide's interval arithmetic cannot see that b / 2 and b % 2 stay
+      // inside the packed rows: promised (true for every b < B).
+      const int rows = static_cast<int>(l.quantRows());
+      Expr quadRow = unsafe_promise_clamped(9 * (bq / 2) + 4 * (bq % 2) + rqb.y / 2, 0, rows - 1);
+      Expr byte = reinterpret<uint8_t>(packed(rqb.x, j, quadRow, p));
+      Expr nibble = (byte >> cast<uint8_t>(4 * (rqb.y % 2))) & cast<uint8_t>(15);
+      blockSum(j, t, p, bq) = 0;
+      blockSum(j, t, p, bq) += cast<int32_t>(nibble) * cast<int32_t>(xq(rqb.x, 8 * bq + rqb.y, t));
+      // The block's f16 scale: bytes 2 q P + j (low) and 2 q P + P + j
+      // (high) of the pair's last row, q = b % 2 (LowerPack.cpp). Halide
+      // folds o % 4 + 4 (o / 4) back into o: two dense loads.
+      Expr b = rblock.x, scaleRow = unsafe_promise_clamped(9 * (b / 2) + 8, 0, rows - 1);
+      auto scaleByte = [&](Expr o) {
+        return cast<uint32_t>(reinterpret<uint8_t>(packed(o % 4, o / 4, scaleRow, p)));
+      };
+      Expr low = 2 * P * (b % 2) + j;
+      Expr scaleBits = scaleByte(low) | (scaleByte(low + P) << 8);
+      Expr scale = floatOfHalfBits(scaleBits);
+      acc(j, t, p) = 0.0f;
+      acc(j, t, p) += cast<float>(blockSum(j, t, p, b) - 8 * xsum(b, t)) * scale;
+      stages.push_back(xsum);
+      stages.push_back(blockSum);
+    }
   } else if (l.bf16) {
     // The tokens rounded to bf16 once per call, in the weight's pair layout;
     // each pair of products is summed in f32 (vdpbf16ps's semantics).
@@ -204,6 +245,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (kernel.hasBias)
       sum = sum + b(n);
   }
+  if (l.q4) {
+    sum = sum * strict_float(xmax(t) / 127.0f);
+    if (kernel.hasBias)
+      sum = sum + b(n);
+  }
   Expr value = applyActivation(sum, kernel.activation);
   out(n, t) = kernel.hasResidual ? value + residual(n, t) : value;
   constrainOutput(out, sig.back());
@@ -238,8 +284,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     scheduleOut(out.specialize(T == 1), 1);
   scheduleOut(out, R);
 
-  if (l.int8) {
-    // The tokens in u8 quads, once per call (an int8 GEMM is never blocked).
+  if (l.int8 || l.q4) {
+    // The tokens in u8 (q4: s8) quads, once per call (never blocked).
     Var e = xq.args()[0], k4 = xq.args()[1];
     xmax.compute_root();
     xq.compute_root().bound(e, 0, 4).reorder(e, k4, t).unroll(e).vectorize(
@@ -248,6 +294,13 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       xmax.parallel(t);
       xmax.update().parallel(t);
       xq.parallel(t);
+    }
+  }
+  if (l.q4) {
+    xsum.compute_root();
+    if (schedule.parallel) {
+      xsum.parallel(t);
+      xsum.update().parallel(t);
     }
   }
   if (l.bf16) {
@@ -263,6 +316,12 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     acc.compute_at(out, rowTasks ? v.tile : v.to);
     auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
       tileStage(pure, v, l, rows, {}, {p});
+      if (l.q4) {
+        // Block by block; each block's int32 register tile (blockSum,
+        // computed at this loop below) is scaled into the f32 one.
+        tileStage(update, v, l, rows, {rblock.x}, {p});
+        return;
+      }
       // bf16 pairs and int8 quads: the group innermost, the steps outside it.
       const RDom &grouped = l.int8 ? rq : rp;
       const bool group = l.bf16 || l.int8;
@@ -272,6 +331,18 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (decode)
       scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);
     scheduleAcc(acc, acc.update(), R);
+    if (l.q4) {
+      // A block's 8 quads, each vpdpbusd into the block's int32 tile.
+      blockSum.compute_at(acc, rblock.x);
+      auto scheduleBlock = [&](Stage pure, Stage update, int rows) {
+        tileStage(pure, v, l, rows, {}, {p, bq});
+        tileStage(update, v, l, rows, {rqb.y}, {p, bq}, &rqb.x);
+        update.unroll(rqb.y);
+      };
+      if (decode)
+        scheduleBlock(blockSum.specialize(T == 1), blockSum.update().specialize(T == 1), 1);
+      scheduleBlock(blockSum, blockSum.update(), R);
+    }
   } else {
     // A panel-sized accumulator in memory; each (k block, row tile) sums its
     // partial products in a register tile first.

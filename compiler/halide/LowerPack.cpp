@@ -53,8 +53,31 @@
 //   quads. The scale and correction ride in the panel so that the GEMM keeps
 //   one weight argument and reads them once per output tile.
 //
+// q4 precision (L.q4; B = L.q4Blocks = ceil(K / 32), S = ceil(B / 2)): each
+// block of 32 consecutive k of an output channel n is quantized as ggml's
+// quantize_row_q4_0_ref does (docs/spec-language.md), in f32:
+//       mx = the first value of largest magnitude, d = mx / -8,
+//       id = 1 / d (0 if d == 0), q[k] = min(15, trunc(W[n][k] * id + 8.5)),
+//       scale[n][b] = f16(d) (round to nearest even); past K, W = 0 (q = 8).
+//   The packed weight is int8, Halide (e, j, r, p), extents [4, P, 9 S,
+//   panels], dense; for the block pair s, row r = 9 s + i:
+//       i < 8: block b = 2 s + i / 4, h = i % 4, byte e of channel j =
+//              q[n][32 b + 8 h + e] | q[n][32 b + 8 h + 4 + e] << 4
+//              (the low nibbles are quad 2 h of the block, the high quad 2 h + 1)
+//       i = 8: the f16 bits of the two blocks' scales, in four runs of P
+//              bytes: byte o = 4 j + e of the row (0 <= o < 4 P) is
+//              the low byte of scale[c][2 s + q] for o = 2 q P + c,
+//              the high byte of scale[c][2 s + q] for o = 2 q P + P + c
+//              (c = o % P, channel p * P + c; 0 when 2 s + q == B)
+//   all 0 past N, 0x88 (zero values) in the block that pads an odd B. One
+//   row of a panel is P quads of bytes: 16 of them fill the 64 bytes that
+//   vpdpbusd multiplies, once masked to the low nibbles and once shifted to
+//   the high ones. A block's scales for 16 channels are two 16-byte loads,
+//   low bytes and high bytes, away (P is a multiple of 4).
+//
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Lowering.h"
 
 using namespace Halide;
@@ -67,8 +90,8 @@ BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule
   if (l.bf16) {
     shape.extents = {2, l.panelWidth, l.kPairs, l.panels};
     shape.isBF16 = true;
-  } else if (l.int8) {
-    shape.extents = {4, l.panelWidth, l.kQuads + 2, l.panels};
+  } else if (l.int8 || l.q4) {
+    shape.extents = {4, l.panelWidth, l.quantRows(), l.panels};
     shape.isInt8 = true;
   } else {
     shape.extents = {l.panelWidth, l.K, l.panels};
@@ -115,11 +138,59 @@ PackedWeightFuncs definePackedInt8(const Func &weight, const GemmLayout &layout)
   return {packed, {absMax, rowSum}};
 }
 
+/// The q4 panels: per pair of blocks, four rows of nibble pairs for each
+/// block, then the two blocks' f16 scales (the contract above).
+PackedWeightFuncs definePackedQ4(const Func &weight, const GemmLayout &layout) {
+  const int P = layout.panelWidth;
+  const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
+  const int B = static_cast<int>(layout.q4Blocks);
+  Var n("n"), b("b"), i("i"), e("e"), j("j"), r("r"), p("p");
+  RDom ri(0, 32, "ri");
+  auto value = [&](Expr index, Expr block, Expr channel) {
+    Expr k = 32 * block + index;
+    return select(k < K, weight(clamp(k, 0, K - 1), clamp(channel, 0, N - 1)), 0.0f);
+  };
+  // The block's largest magnitude and the first value that has it.
+  Func extreme("weight_block_extreme");
+  extreme(b, n) = {0.0f, 0.0f};
+  Expr w = value(ri, b, n), larger = abs(w) > extreme(b, n)[0];
+  extreme(b, n) = {select(larger, abs(w), extreme(b, n)[0]), select(larger, w, extreme(b, n)[1])};
+  // strict_float: the contract's quotient, product and sum, each rounded
+  // (Halide would otherwise fold them into a reciprocal or a fused add).
+  Expr d = strict_float(extreme(b, n)[1] / -8.0f);
+  Expr id = select(d != 0.0f, strict_float(1.0f / d), 0.0f);
+  Func quantized("weight_q4"), scaleBits("weight_q4_scale");
+  quantized(i, b, n) =
+      cast<uint8_t>(min(15, cast<int32_t>(strict_float(value(i, b, n) * id + 8.5f))));
+  // uint32, not uint16: HalfBits.h says why.
+  scaleBits(b, n) = halfBitsOf(d);
+  Expr s = r / 9, row = r % 9;
+  // Nibble rows: channel j's quad.
+  Expr channel = p * P + j;
+  Expr block = 2 * s + row / 4, h = row % 4;
+  Expr safeBlock = min(block, B - 1), safeChannel = min(channel, N - 1);
+  Expr nibbles = quantized(8 * h + e, safeBlock, safeChannel) |
+                 (quantized(8 * h + 4 + e, safeBlock, safeChannel) << 4);
+  nibbles = select(channel >= N, cast<uint8_t>(0), block < B, nibbles, cast<uint8_t>(0x88));
+  // The scale row, byte o = 4 j + e: four runs of P bytes (the contract).
+  Expr o = 4 * j + e;
+  Expr scaleBlock = 2 * s + o / (2 * P), high = (o / P) % 2 == 1;
+  Expr scaleChannel = p * P + o % P;
+  Expr bits = scaleBits(min(scaleBlock, B - 1), min(scaleChannel, N - 1));
+  Expr scaleByte = cast<uint8_t>(select(high, bits >> 8, bits & 0xff));
+  scaleByte = select(scaleBlock < B && scaleChannel < N, scaleByte, cast<uint8_t>(0));
+  Func packed("packed_weight");
+  packed(e, j, r, p) = reinterpret<int8_t>(select(row < 8, nibbles, scaleByte));
+  return {packed, {extreme, scaleBits}};
+}
+
 } // namespace
 
 PackedWeightFuncs definePackedWeight(const Func &weight, const GemmLayout &layout) {
   if (layout.int8)
     return definePackedInt8(weight, layout);
+  if (layout.q4)
+    return definePackedQ4(weight, layout);
   const int P = layout.panelWidth;
   const int N = static_cast<int>(layout.N);
   Var j("j"), k("k"), p("p");
@@ -140,19 +211,22 @@ PackedWeightFuncs definePackedWeight(const Func &weight, const GemmLayout &layou
 void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
                           const Schedule &schedule) {
   Func &packed = funcs.packed;
-  // int8: the statistics once per channel, first.
+  // int8 and q4: the statistics once per channel (q4: per block of a
+  // channel) first, channels in parallel.
   for (Func &stat : funcs.channelStats) {
     stat.compute_root();
     if (schedule.parallel) {
-      stat.parallel(stat.args()[0], 16);
-      stat.update().parallel(stat.args()[0], 16);
+      Var channel = stat.args().back();
+      stat.parallel(channel, 16);
+      if (stat.has_update_definition())
+        stat.update().parallel(channel, 16);
     }
   }
-  if (layout.bf16 || layout.int8) {
+  if (layout.bf16 || layout.int8 || layout.q4) {
     // Groups of 2 or 4 adjacent source values, a panel row of P groups at a
     // time.
     Var e = packed.args()[0], j = packed.args()[1], k = packed.args()[2], p = packed.args()[3];
-    packed.bound(e, 0, layout.int8 ? 4 : 2)
+    packed.bound(e, 0, layout.bf16 ? 2 : 4)
         .reorder(e, j, k, p)
         .unroll(e)
         .vectorize(j, layout.vectorWidth, TailStrategy::GuardWithIf);
@@ -186,10 +260,10 @@ LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule
                           {0, layout.panelWidth},
                           {0, static_cast<int>(layout.kPairs)},
                           {0, static_cast<int>(layout.panels)}});
-  else if (layout.int8)
+  else if (layout.int8 || layout.q4)
     packed.set_estimates({{0, 4},
                           {0, layout.panelWidth},
-                          {0, static_cast<int>(layout.kQuads + 2)},
+                          {0, static_cast<int>(layout.quantRows())},
                           {0, static_cast<int>(layout.panels)}});
   else
     packed.set_estimates({{0, layout.panelWidth},

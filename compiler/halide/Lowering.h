@@ -50,17 +50,18 @@ LoweredKernel lowerPackedLinear(const KernelDesc &kernel, const Schedule &schedu
 LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule);
 /// The packed weight's shape: {P, K, panels} with P = gemmLayout().panelWidth.
 BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule);
-/// The packing algorithm: `packed`, and for int8 the per-channel statistics
-/// it reads (absolute maximum and quantized row sum), which are its own stages.
+/// The packing algorithm: `packed`, and the statistics it reads, which are
+/// its own stages: int8's per channel (absolute maximum, quantized row sum),
+/// q4's per block of a channel (largest value, f16 scale).
 struct PackedWeightFuncs {
   Halide::Func packed;
   std::vector<Halide::Func> channelStats;
 };
-/// packed(j, k, p) = weight(k, p * P + j), zero past N; bf16 and int8 as
+/// packed(j, k, p) = weight(k, p * P + j), zero past N; bf16, int8 and q4 as
 /// LowerPack.cpp's contract says.
 PackedWeightFuncs definePackedWeight(const Halide::Func &weight, const GemmLayout &layout);
 /// Schedules `definePackedWeight`'s Funcs: panels in parallel, vectorized
-/// along j; int8 statistics computed once each, channels in parallel.
+/// along j; int8 and q4 statistics computed once each, channels in parallel.
 void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
                           const Schedule &schedule);
 /// GPU schedules (GpuSchedule.cpp), applied instead of the CPU ones when

@@ -257,7 +257,7 @@ void printStack(raw_ostream &os, const char *name, const json &s) {
 
 /// Which precisions the linears (the head's too) compute in.
 struct LinearPrecisions {
-  bool f32 = false, bf16 = false, int8 = false;
+  bool f32 = false, bf16 = false, int8 = false, q4 = false;
 
   explicit LinearPrecisions(const ModelSpec &spec) {
     if (spec.output != OutputKind::Hidden)
@@ -269,9 +269,12 @@ struct LinearPrecisions {
 
   /// One precision's name, when every linear has it, else "mixed".
   std::string word() const {
-    if (f32 + bf16 + int8 > 1)
+    if (f32 + bf16 + int8 + q4 > 1)
       return "mixed";
-    return toString(bf16 ? Precision::BF16 : int8 ? Precision::Int8 : Precision::F32);
+    return toString(bf16   ? Precision::BF16
+                    : int8 ? Precision::Int8
+                    : q4   ? Precision::Q4
+                           : Precision::F32);
   }
 
 private:
@@ -280,6 +283,9 @@ private:
     case Precision::F32: f32 = true; break;
     case Precision::BF16: bf16 = true; break;
     case Precision::Int8: int8 = true; break;
+    case Precision::Q4:
+      q4 = true;
+      break;
     }
   }
 };
@@ -288,7 +294,7 @@ private:
 /// are computed in (the weight bytes line says how the file stores them).
 std::string precisionBreakdown(const ModelSizes &sizes, const LinearPrecisions &linears) {
   std::string f32 = tmr::formatBytes(sizes.f32WeightBytes);
-  if (sizes.bf16WeightBytes == 0 && sizes.int8WeightBytes == 0)
+  if (sizes.bf16WeightBytes == 0 && sizes.int8WeightBytes == 0 && sizes.q4WeightBytes == 0)
     return "all weights f32: " + f32;
   std::string text = "linears ";
   if (sizes.bf16WeightBytes > 0)
@@ -296,6 +302,9 @@ std::string precisionBreakdown(const ModelSizes &sizes, const LinearPrecisions &
   // The int8 bytes include each output channel's scale and correction.
   if (sizes.int8WeightBytes > 0)
     text += tmr::formatBytes(sizes.int8WeightBytes) + " as int8 + ";
+  // The q4 bytes include each block's f16 scale.
+  if (sizes.q4WeightBytes > 0)
+    text += tmr::formatBytes(sizes.q4WeightBytes) + " as q4 + ";
   return text + f32 + " f32 for " + (linears.f32 ? "the f32 linears, " : "") +
          "norms, biases and embeddings";
 }
@@ -347,7 +356,8 @@ int checkCommand(int argc, char **argv) {
                   {"weight_bytes_by_precision",
                    {{"f32", sizes->f32WeightBytes},
                     {"bf16", sizes->bf16WeightBytes},
-                    {"int8", sizes->int8WeightBytes}}},
+                    {"int8", sizes->int8WeightBytes},
+                    {"q4", sizes->q4WeightBytes}}},
                   {"kv_cache_bytes", sizes->kvCacheBytes},
                   {"flops_per_token",
                    {{"prefill", flopsJson(flops.prefill)},

@@ -60,7 +60,7 @@ bool parseOptions(int argc, char **argv, const char *overview) {
 
 std::string allowedPrecisions() {
   std::string list;
-  for (Precision precision : {Precision::F32, Precision::BF16, Precision::Int8})
+  for (Precision precision : {Precision::F32, Precision::BF16, Precision::Int8, Precision::Q4})
     list += std::string(list.empty() ? "" : ", ") + toString(precision);
   return list;
 }

@@ -35,7 +35,7 @@ constexpr int kExitUsage = 2;
 std::optional<LoadedSpec> load(const std::string &path, const SpecOverrides &overrides = {});
 
 /// The values --precision and --reference-precision accept, as their
-/// usage errors list them: "f32, bf16, int8".
+/// usage errors list them: "f32, bf16, int8, q4".
 std::string allowedPrecisions();
 
 /// The --precision option of the commands that build a model's kernels
@@ -43,8 +43,8 @@ std::string allowedPrecisions();
 struct PrecisionOption {
   llvm::cl::opt<std::string> value{
       "precision",
-      llvm::cl::desc("Precision of the linear layers' GEMMs, f32, bf16 or int8, in place of the "
-                     "spec's model-level `precision` (a stack's or layer's own key still "
+      llvm::cl::desc("Precision of the linear layers' GEMMs, f32, bf16, int8 or q4, in place of "
+                     "the spec's model-level `precision` (a stack's or layer's own key still "
                      "wins)"),
       llvm::cl::value_desc("P"), llvm::cl::cat(toolOptions)};
 

@@ -74,6 +74,13 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
       // panels]: per output, K rounded up to a multiple of 4, plus 8 bytes.
       if (precision == "int8")
         bytes = saturatingMul(outputs, saturatingAdd(saturatingMul((inputs + 3) / 4, 4), 8));
+      // q4 panels hold K-blocks of 32 in pairs, 9 rows of 4 bytes per
+      // column per pair (two blocks' 16 bytes of nibbles and two f16
+      // scales): per output, 36 bytes per pair of ceil(K/32) blocks.
+      if (precision == "q4") {
+        int64_t blocks = inputs / 32 + (inputs % 32 != 0);
+        bytes = saturatingMul(outputs, saturatingMul((blocks + 1) / 2, 36));
+      }
     }
     memory.packed = saturatingAdd(memory.packed, bytes);
   }

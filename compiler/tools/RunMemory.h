@@ -19,7 +19,8 @@ struct RunMemory {
   int64_t weights = 0;     ///< every weight as f32 (f16/bf16 files are widened at load)
   /// Linear weights again, packed into GEMM panels at load: 4 bytes an
   /// element for f32 GEMMs, 2 for bf16 ones (whose K is padded to even), 1
-  /// for int8 ones (K padded to a multiple of 4) plus 8 per output channel.
+  /// for int8 ones (K padded to a multiple of 4) plus 8 per output channel,
+  /// 36 per output channel per pair of 32-wide K-blocks for q4 ones.
   int64_t packed = 0;
   int64_t kvCache = 0;     ///< key/value caches (decoders)
   int64_t activations = 0; ///< the activation arena(s) at max_seq tokens

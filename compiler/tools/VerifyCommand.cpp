@@ -279,10 +279,10 @@ int verifyCommand(int argc, char **argv) {
   PrecisionOption precision;
   cl::opt<std::string> referencePrecision(
       "reference-precision",
-      cl::desc("Evaluate the reference with every linear in this precision (f32, bf16 or int8; "
-               "usually f32) instead of the model's own: the table then shows what reduced "
+      cl::desc("Evaluate the reference with every linear in this precision (f32, bf16, int8 or "
+               "q4; usually f32) instead of the model's own: the table then shows what reduced "
                "precision costs, value by value, and names where the error grows most"),
-      cl::value_desc("f32|bf16|int8"), cl::cat(toolOptions));
+      cl::value_desc("f32|bf16|int8|q4"), cl::cat(toolOptions));
   // The compile underneath applies MLIR's pass-manager options, so they must exist.
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();

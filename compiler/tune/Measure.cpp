@@ -246,8 +246,8 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             flags.push_back("-DTMC_PANELS=" + std::to_string(l.panels));
             if (l.bf16)
               flags.push_back("-DTMC_BF16_PAIRS=" + std::to_string(l.kPairs));
-            if (l.int8)
-              flags.push_back("-DTMC_INT8_QUADS=" + std::to_string(l.kQuads));
+            if (l.int8 || l.q4)
+              flags.push_back("-DTMC_QUANT_ROWS=" + std::to_string(l.quantRows()));
           }
           if (llvm::Error error =
                   compileCxx(TMC_MEASURE_HARNESS, harnessObject, /*target=*/nullptr, flags))
@@ -274,7 +274,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
           halide::KernelOutputs packOutputs;
           packOutputs.object = cand + "_pack.o";
           if (llvm::Error error =
-                  halide::compileKernel(pack, "tmk_cand_pack", target, packOutputs))
+                  halide::compileKernel(pack, "tmk_cand_pack", packTarget(target), packOutputs))
             return error;
           objects.push_back(packOutputs.object);
         }

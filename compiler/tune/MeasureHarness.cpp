@@ -7,8 +7,8 @@
 // candidate's declarations, its arguments' shapes and the call. A linear
 // kernel's packed weight layout depends on the schedule, so the panel width
 // and count come as -DTMC_P= and -DTMC_PANELS= (one object per panel shape;
-// a bf16 GEMM's K pairs as -DTMC_BF16_PAIRS=, an int8 one's K quads as
-// -DTMC_INT8_QUADS=).
+// a bf16 GEMM's K pairs as -DTMC_BF16_PAIRS=, an int8 or q4 one's packed
+// rows as -DTMC_QUANT_ROWS=).
 //
 //   harness ref FILE     runs and times the kernel, writes its outputs to FILE
 //   harness check FILE   the same, comparing its outputs with FILE's
@@ -132,10 +132,10 @@ int run(int64_t T, std::vector<float> *output, std::vector<double> *times, doubl
   const int64_t panels[] = {2, TMC_P, TMC_BF16_PAIRS, TMC_PANELS};
   Buf packed(panels, 4, false, 1, 99);
   packed.b.type = halide_type_t(halide_type_bfloat, 16);
-#elif defined(TMC_INT8_QUADS)
-  // int8 quads and two rows of channel scales (LowerPack.cpp), in float
-  // storage four times their size.
-  const int64_t panels[] = {4, TMC_P, TMC_INT8_QUADS + 2, TMC_PANELS};
+#elif defined(TMC_QUANT_ROWS)
+  // int8 or q4 rows of quads (LowerPack.cpp), in float storage four times
+  // their size.
+  const int64_t panels[] = {4, TMC_P, TMC_QUANT_ROWS, TMC_PANELS};
   Buf packed(panels, 4, false, 1, 99);
   packed.b.type = halide_type_t(halide_type_int, 8);
 #else

@@ -103,9 +103,9 @@ def TMFuseProjections : Pass<"tm-fuse-projections", "::mlir::func::FuncOp"> {
     are stacked at load time (`tm.concat`); `tm.split` hands each consumer
     its columns of the wide result in place. Linears fuse when they read
     the same value and agree on their epilogue (activation, bias) and
-    precision (a bf16 or int8 GEMM never takes an f32 linear's weights;
-    int8 linears stack exactly, their scales being per output channel and
-    per token row); one
+    precision (a bf16, int8 or q4 GEMM never takes an f32 linear's
+    weights; int8 and q4 linears stack exactly, their scales being per
+    output channel (per block of 32 along K for q4) and per token row); one
     with a residual, or whose result the function returns, stays alone.
     Runs after the epilogue fusions, so what a linear ends in is settled.
 

@@ -199,17 +199,19 @@ LogicalResult LinearOp::verify() {
       failed(expectDim(*this, getResult(), 1, out, "result")) ||
       failed(expectDim(*this, getResult(), 0, dim(getInput(), 0), "result")) ||
       failed(expectOneOf(*this, "activation", getActivation(), kActivations)) ||
-      failed(expectOneOf(*this, "precision", getEffectivePrecision(),
-                         {"f32", "bf16", "int8"})))
+      failed(
+          expectOneOf(*this, "precision", getEffectivePrecision(), {"f32", "bf16", "int8", "q4"})))
     return failure();
   if (getBias() && failed(expectDim(*this, getBias(), 0, out, "bias")))
     return failure();
-  // An int8 GEMM sums up to K products of 255 x 127 exactly in int32.
+  // An int8 GEMM sums up to K products of 255 x 127 exactly in int32. A q4
+  // GEMM has no such limit: it sums each block of 32 products in int32
+  // (at most 32 * 8 * 127 in magnitude) and the blocks in f32.
   constexpr int64_t kInt8MaxInputs = (int64_t(1) << 31) / (255 * 127);
   if (getEffectivePrecision() == "int8" && in > kInt8MaxInputs)
-    return emitOpError("precision int8 sums ") << in << " products per output in int32; at most "
-                                                 << kInt8MaxInputs
-                                                 << " fit (keep this layer in f32 or bf16)";
+    return emitOpError("precision int8 sums ")
+           << in << " products per output in int32; at most " << kInt8MaxInputs
+           << " fit (keep this layer in f32, bf16 or q4)";
   if (getResidual() && getResidual().getType() != getResult().getType())
     return emitOpError("residual has type ")
            << getResidual().getType() << ", expected the result's " << getResult().getType();

@@ -140,10 +140,14 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
     `tm.add` into it, so the sum is formed as the GEMM stores its tile.
     `precision` is how the GEMM multiplies: "f32" (also when absent),
     "bf16" (weights packed as bf16 at load, activations rounded to bf16,
-    products summed in f32) or "int8" (weights quantized per output
+    products summed in f32), "int8" (weights quantized per output
     channel at load, each token row of the activations per row inside the
-    GEMM, products summed exactly in int32, then scaled back to f32; see
-    docs/spec-language.md); every pass that rebuilds the op keeps it.
+    GEMM, products summed exactly in int32, then scaled back to f32) or
+    "q4" (ggml's Q4_0: weights quantized at load in blocks of 32 along K to
+    4 bits with an f16 scale per block, activations per row as for int8,
+    each block's products summed exactly in int32, then scaled and summed
+    in f32); see docs/spec-language.md. Every pass that rebuilds the op
+    keeps it.
 
     ```mlir
     %y = tm.linear %x, %w, %b {activation = "none"}
@@ -153,6 +157,8 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
     %v = tm.linear %x, %w {activation = "none", precision = "bf16"}
         : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
     %u = tm.linear %x, %w {activation = "none", precision = "int8"}
+        : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %t = tm.linear %x, %w {activation = "none", precision = "q4"}
         : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
     ```
   }];
@@ -165,8 +171,8 @@ def TM_LinearOp : TM_Op<"linear", [TM_InfersShape, Pure, AttrSizedOperandSegment
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// "f32", "bf16" or "int8"; an absent attribute is "f32", so that
-    /// passes compare and copy the effective value.
+    /// "f32", "bf16", "int8" or "q4"; an absent attribute is "f32", so
+    /// that passes compare and copy the effective value.
     ::llvm::StringRef getEffectivePrecision() { return getPrecision().value_or("f32"); }
   }];
 }

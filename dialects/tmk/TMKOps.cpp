@@ -114,10 +114,10 @@ LogicalResult KernelOp::verify() {
 
   static const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
   if (failed(expectOneOf(*this, "activation", getActivation(),
-                         getKind() == KernelKind::linear ? ArrayRef<StringRef>(kActivations)
-                                                         : ArrayRef<StringRef>(kActivations)
-                                                               .drop_front())) ||
-      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8"})))
+                         getKind() == KernelKind::linear
+                             ? ArrayRef<StringRef>(kActivations)
+                             : ArrayRef<StringRef>(kActivations).drop_front())) ||
+      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8", "q4"})))
     return failure();
   switch (getKind()) {
   case KernelKind::embed:

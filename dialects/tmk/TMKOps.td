@@ -39,8 +39,8 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     steps. Which attributes a kind takes is fixed (see the verifier):
     `width` always (output features); linear `in_width`, `activation`,
     the units `bias` / `residual` (epilogue inputs) and `precision` ("f32"
-    when absent, "bf16" or "int8": kernels of different precision are
-    different code, never shared); attention `heads`,
+    when absent, "bf16", "int8" or "q4": kernels of different precision
+    are different code, never shared); attention `heads`,
     `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`; norms `variant`,
     `eps`, `bias`; and so on. `decode` marks a kernel a decoding step calls
     with one query row (`tmk-decode-variants`): it is compiled with a

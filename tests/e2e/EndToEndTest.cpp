@@ -39,13 +39,14 @@ namespace {
 /// every spec; a tanh-form gelu in place of the exact one is 3e-5 to 2e-4.
 constexpr double tolerance = 1e-5;
 
-/// The bound for a spec with bf16 or int8 linears. The reference rounds or
+/// The bound for a spec with bf16, int8 or q4 linears. The reference rounds or
 /// quantizes the same inputs with the same f32 arithmetic, so the kernels
 /// still reach f32 agreement, except where an activation lies within f32
 /// noise (~1e-7) of a rounding tie and goes the other way on one side: one
 /// product then moves by a bf16 ulp (2^-8 of itself) or an int8 step (1/127
 /// of the row's largest value), which reaches the logits as 1e-5 to 3e-5 of
-/// their largest (decoder-int8-mixed: 2.4e-5 at one sampled decoding step).
+/// their largest (decoder-reduced-mixed, then without its q4 layer: 2.4e-5
+/// at one sampled decoding step; q4 quantizes its rows as int8 does).
 /// A semantic difference is 1e-2: on that spec, activations truncated
 /// instead of rounded measure 1.5e-2, the first row's scale for every row
 /// 4.7e-2 (mutants of LowerLinear.cpp, 2026-11-26).

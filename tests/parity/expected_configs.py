@@ -472,7 +472,8 @@ EXPECTED = {
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
                                   mask=[CAUSAL],
-                                  precision="int8"))),  # the model's
+                                  precision="int8"),  # the model's
+                      overrides=[(1, 1, dict(precision="q4", d_ff=88))])),
     "enc-precision-int8-cls": model(
         name="enc_precision_int8_cls", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=2,
@@ -497,11 +498,11 @@ EXPECTED = {
         name="encdec_precision_mixed", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
-        precision="int8",  # and so the head's
+        precision="q4",  # and so the head's
         encoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
-                      every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
+                      every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=136, ffn="silu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING], precision="int8")),  # the model's
+                                  mask=[PADDING], precision="q4")),  # the model's
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256,
                                   ffn="gelu_tanh", bias=True, norm=pre(rmsnorm(1e-6)),

@@ -19,11 +19,11 @@
 # token must also be the argmax of its own row and torch's argmax unless the
 # two are near-tied there, which is reported. The weights of a generating
 # spec are chosen so that its greedy output is varied (WEIGHT_CANDIDATES).
-# With bf16 or int8 linears, a difference may also be explained by a few
+# With bf16, int8 or q4 linears, a difference may also be explained by a few
 # activations that lie within f32 noise of a rounding tie and round the other
 # way in the executable (NEAR_TIE, explain()); each is reported.
 # Prints one `parity:` JSON line with the numbers; exits 1 on any failure,
-# 77 (skipped) for a bf16 or int8 spec on a GPU target, which refuses them.
+# 77 (skipped) for a bf16, int8 or q4 spec on a GPU target, which refuses them.
 
 import argparse
 import json
@@ -96,17 +96,21 @@ REPETITIVE = {
 SELF_CONSISTENCY = 1e-9
 # The exit status of a spec the target cannot compile (ctest's SKIP_RETURN_CODE).
 SKIPPED = 77
-# Reduced precision (`precision = bf16 | int8`): torch rounds the linears'
-# activations exactly as the contract says, and so does the executable, but
-# each rounds its own activations, which differ by f32 rounding error (about
-# 1e-7 of the row's largest magnitude). An activation within that of a
-# rounding tie can round one way in torch and the other in the executable,
-# and one such step (1/127 of the row's largest magnitude in int8, one bf16
-# spacing) moves the outputs by far more than the tolerance: measured, 4e-5 to
-# 6e-3 of the largest output for one int8 step, 6e-5 to 3e-3 for one or two
-# bf16 steps. That is as large as a wrong model's error (int8 weights
+# Reduced precision (`precision = bf16 | int8 | q4`): torch rounds the
+# linears' activations exactly as the contract says, and so does the
+# executable, but each rounds its own activations, which differ by f32
+# rounding error (about 1e-7 of the row's largest magnitude). An activation
+# within that of a rounding tie can round one way in torch and the other in
+# the executable, and one such step (1/127 of the row's largest magnitude in
+# int8 and q4, whose activations are quantized as int8's, one bf16 spacing)
+# moves the outputs by far more than the tolerance: one product of the sum
+# moves by the step times the weight (in q4 the weight's dequantized value,
+# (q - 8) times its block's f16 scale); measured, 4e-5 to 3e-2 of the largest
+# output for one int8 step, 1e-3 to 8e-3 for one q4 step, 6e-5 to 3e-3 for one
+# or two bf16 steps. That is as large as a wrong model's error (int8 weights
 # quantized but activations not, or per-tensor scales: 3e-3 to 9e-2; bf16
-# weights with unrounded activations: 1.7e-3 to 6e-3), so no looser
+# weights with unrounded activations: 1.7e-3 to 6e-3; q4 scales not rounded
+# to f16: 2.8e-3 to 1.1e-2), so no looser
 # tolerance can tell the two apart (README.md, "Reduced precision"). Instead, where a comparison fails, the
 # difference must be explained (explain()): torch notes each activation
 # within NEAR_TIE of its row's largest magnitude of a tie (16 to 32 f32 ulps
@@ -423,7 +427,7 @@ def main():
                                            for stack in (config["encoder"], config["decoder"])
                                            if stack for layer in stack["layer_specs"]}
     if args.target.startswith("cuda") and precisions != {"f32"}:
-        # docs/spec-language.md: the GPU targets refuse bf16 and int8 linears.
+        # docs/spec-language.md: the GPU targets refuse bf16, int8 and q4 linears.
         print(f"{args.spec}: skipped: --target {args.target} compiles f32 linears only, and "
               f"this spec has {' and '.join(sorted(precisions - {'f32'}))} ones")
         return SKIPPED

@@ -9,7 +9,7 @@
 # Llama-style, Longformer- and BigBird-style) by scaled-down copies with the
 # same keys. coverage() checks the covering claim against the resolved
 # configs `tmc check --json` prints, so a spec edited out of the design fails
-# a test instead of silently shrinking it. `precision` (bf16 and int8
+# a test instead of silently shrinking it. `precision` (bf16, int8 and q4
 # linears) is covered by four specs of its own, which run_parity.py compares
 # with torch's rounding of the same values (README.md, "Reduced precision").
 #
@@ -246,9 +246,11 @@ GENERATED = {
         small() + [("position", "learned"), ("output", "lm_head(tied = true)"),
                    ("precision", "int8")],
         decoder=[("layers", 2), ("heads", 4), ("kv_heads", 2), ("ffn", "swiglu"),
-                 ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "causal")],
-        comment="int8 linears and an int8 tied head (whose table the embedding reads in f32); "
-                "decodes"),
+                 ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "causal"),
+                 ("layers 1..1", [("precision", "q4"), ("d_ff", 88)])],
+        comment="int8 linears in layer 0 and an int8 tied head (whose table the embedding reads "
+                "in f32), q4 linears in layer 1 (d_ff 88: its down projection's K = 88 ends in "
+                "a part block of 24); decodes"),
     "enc-precision-int8-cls": model(
         "enc_precision_int8_cls",
         small() + [("position", "sinusoidal"), ("segments", 2),
@@ -266,13 +268,14 @@ GENERATED = {
     "encdec-precision-mixed": model(
         "encdec_precision_mixed",
         small() + [("position", "rope(theta = 10000)"), ("output", "lm_head(tied = false)"),
-                   ("precision", "int8")],
-        encoder=[("layers", 2), ("heads", 4), ("ffn", "silu"), ("norm", f"pre({RMS})"),
-                 ("final_norm", RMS), ("mask", "padding")],
+                   ("precision", "q4")],
+        encoder=[("layers", 2), ("heads", 4), ("d_ff", 136), ("ffn", "silu"),
+                 ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "padding")],
         decoder=[("layers", 2), ("heads", 4), ("ffn", "gelu_tanh"), ("norm", f"pre({RMS})"),
                  ("final_norm", RMS), ("mask", "causal"), ("precision", "bf16"),
                  ("layers 1..1", [("precision", "f32")])],
-        comment="the model's int8 for the encoder and the head, bf16 for decoder layer 0 (its "
+        comment="the model's q4 for the encoder (d_ff 136: its down projection's K = 136 ends "
+                "in a part block of 8) and the head, bf16 for decoder layer 0 (its "
                 "cross-attention too), f32 for decoder layer 1; decodes"),
 }
 
@@ -318,8 +321,8 @@ REQUIRED = {
     "encoder mask": {"none", "causal", "padding", "sliding_window", "dilated_window", "global", "random"},
     "decoder mask": {"none", "causal", "padding", "sliding_window", "dilated_window", "global",
                      "random"},
-    "precision (layers)": {"f32", "bf16", "int8"},
-    "precision (head)": {"f32", "bf16", "int8"},
+    "precision (layers)": {"f32", "bf16", "int8", "q4"},
+    "precision (head)": {"f32", "bf16", "int8", "q4"},
     "precision overrides": {"a layer's differs from the model's", "layers of a stack differ",
                             "cross-attention in another precision than the encoder's"},
 }

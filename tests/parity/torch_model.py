@@ -21,10 +21,11 @@
 # applies, so the explicit code is itself checked against PyTorch's layers.
 #
 # `precision` (docs/spec-language.md, Model-level keys): a linear of a layer
-# whose precision is bf16 or int8, and the output head under the model's
+# whose precision is bf16, int8 or q4, and the output head under the model's
 # precision, multiply quantized inputs (quantized_linear below); the products
-# are then summed exactly, in float64. nn's layers multiply unquantized, so
-# a stack with such a layer takes the explicit code.
+# (each exact) are then summed in float64, exactly for int8's integers. nn's
+# layers multiply unquantized, so a stack with such a layer takes the
+# explicit code.
 
 import math
 
@@ -142,7 +143,8 @@ class Roundings:
     The executable quantizes its own f32 activations, which differ from
     torch's (float64, taken as f32) by f32 rounding error. Where torch's value
     lies within `near` times its row's largest magnitude of a rounding tie
-    (half an int8 step, or the midpoint between two bf16 values), the
+    (half an int8 step, for int8 and q4 alike, whose activations are
+    quantized the same way, or the midpoint between two bf16 values), the
     executable's may round to the other neighbour. Each such element is
     recorded in `seen`, keyed by the precision, the f32 bytes of its row and
     its column, so that it has the same key wherever torch quantizes the same
@@ -225,13 +227,15 @@ def round_bf16_activations(x, roundings):
     return roundings.take("bf16", x, x32, rounded, other, distance, step)
 
 
-def quantize_rows(x, roundings=None):
+def quantize_rows(x, roundings=None, precision="int8"):
     """Symmetric int8 quantization of each row of x [R, K], in float32 as
     tmc's kernels hold it: m = max |x[r, :]|, scale m / 127,
     q = round_half_even(x * (127 / m)) clamped to [-127, 127]; a row of zeros
     has q = 0 and scale 0. Returns (q as float64 integers [R, K], scale as
     float64 [R] holding f32 values). With `roundings` (for activations), notes
-    near-ties and takes its flips."""
+    near-ties and takes its flips, keyed under `precision` (the linear's:
+    int8, or q4, whose activations are quantized alike without int8's u8
+    shift, which changes no value)."""
     x32 = x.detach().to(torch.float32)
     m = x32.abs().amax(dim=-1)
     scale = m / 127.0  # an f32 tensor by a scalar: one f32 division
@@ -249,10 +253,41 @@ def quantize_rows(x, roundings=None):
         other = torch.where(v > q, q + 1, q - 1)
         distance = (v - torch.floor(v) - 0.5).abs() / 127
         distance = torch.where(zero.unsqueeze(-1), torch.full_like(distance, math.inf), distance)
-        q = roundings.take("int8", x, x32, q, other, distance,
+        q = roundings.take(precision, x, x32, q, other, distance,
                            torch.full_like(distance, 1 / 127),
                            slope=factor.to(torch.float64).unsqueeze(-1))
     return q, scale
+
+
+Q4_BLOCK = 32
+
+
+def quantize_q4(weight):
+    """ggml's Q4_0 quantization (quantize_row_q4_0_ref) of each output
+    channel's row of weight [N, K], as docs/spec-language.md writes it: the
+    row cut into blocks of 32 along K (the last one padded with zeros), and
+    for each block, in float32: mx the first value of the largest magnitude,
+    d = mx / -8, id = 1 / d (0 where d = 0), q = min(15, trunc(f32(f32(w * id)
+    + 8.5))), the scale d rounded to float16 (to nearest, ties to even).
+    Returns the dequantized weight (q - 8) * float(scale16) as float64
+    [N, K] (exact: a 4-bit integer times an f16 value)."""
+    n, k = weight.shape
+    blocks = -(-k // Q4_BLOCK)
+    w32 = torch.zeros(n, blocks * Q4_BLOCK, dtype=torch.float32)
+    w32[:, :k] = weight.to(torch.float32)
+    w32 = w32.view(n, blocks, Q4_BLOCK)
+    # argmax gives the first index of the largest magnitude.
+    first = w32.abs().argmax(dim=-1, keepdim=True)
+    mx = torch.gather(w32, -1, first)  # [n, blocks, 1]
+    d = mx / -8.0  # an f32 division (exact but for subnormals)
+    # 1 / d as an f32 division (not reciprocal): divide a tensor of ones.
+    inverse = torch.where(d != 0, torch.ones_like(d) / d, torch.zeros_like(d))
+    scaled = w32 * inverse  # an f32 product, rounded
+    shifted = scaled + 8.5  # an f32 sum, rounded
+    q = torch.trunc(shifted).clamp(max=15)  # ggml's (int8_t) cast: toward zero
+    scale16 = d.to(torch.float16).to(torch.float64)
+    values = (q.to(torch.float64) - 8) * scale16
+    return values.view(n, blocks * Q4_BLOCK)[:, :k]
 
 
 def quantized_linear(x, weight, precision, roundings=None):
@@ -260,9 +295,13 @@ def quantized_linear(x, weight, precision, roundings=None):
     sides rounded to bf16, products summed in float64. int8: the weight per
     output channel and x per token row quantized alike (quantize_rows), the
     integer products summed exactly (float64 holds K * 127 * 127 exactly),
-    then scaled by the row's and the channel's scales. `roundings`: see
-    Roundings (the weights are rounded alike on both sides: they are read
-    from the same file)."""
+    then scaled by the row's and the channel's scales. q4: the weight in
+    ggml's Q4_0 blocks (quantize_q4), x per token row as int8 quantizes it
+    (no u8 shift: it changes no value); y = a_t * sum_k (q_k - 8) *
+    scale16_b * xq_k in float64 (each product exact, the sum float64's:
+    far closer than the kernel's f32 sum over blocks).
+    `roundings`: see Roundings (the weights are rounded alike on both sides:
+    they are read from the same file)."""
     if precision == "f32":
         return x @ weight.T
     if precision == "bf16":
@@ -271,6 +310,9 @@ def quantized_linear(x, weight, precision, roundings=None):
         q, s = quantize_rows(weight)
         u, a = quantize_rows(x, roundings)
         return (u @ q.T) * a.unsqueeze(-1) * s.unsqueeze(0)
+    if precision == "q4":
+        xq, a = quantize_rows(x, roundings, precision="q4")
+        return (xq @ quantize_q4(weight).T) * a.unsqueeze(-1)
     raise ValueError(f"precision {precision} is not modelled")
 
 

@@ -183,4 +183,34 @@ TEST(ReferenceHalf, RoundsToNearestBfloat16TiesToEven) {
     EXPECT_EQ(ref::roundToBfloat16(v), ref::roundToBfloat16(ref::roundToBfloat16(v))) << v;
 }
 
+// Rounding to binary16 (how q4 stores each block's scale), from the format's
+// definition: 11 significant bits, nearest, ties to the even significand,
+// subnormals below 2^-14, infinity past 65504.
+TEST(ReferenceHalf, RoundsToNearestBinary16TiesToEven) {
+  const double ulp1 = std::ldexp(1.0, -10);             // binary16's spacing in [1, 2)
+  EXPECT_EQ(ref::roundToBinary16(1.0 + ulp1 / 2), 1.0); // tie: even 1.0
+  EXPECT_EQ(ref::roundToBinary16(1.0 + 3 * ulp1 / 2), 1.0 + 2 * ulp1); // tie: even up
+  EXPECT_EQ(ref::roundToBinary16(1.0 + ulp1 / 2 + 1e-9), 1.0 + ulp1);  // past the tie
+  EXPECT_EQ(ref::roundToBinary16(-(1.0 + ulp1 / 2 + 1e-9)), -(1.0 + ulp1));
+  EXPECT_EQ(ref::roundToBinary16(0.1), 0.0999755859375); // 0x2e66
+  EXPECT_EQ(ref::roundToBinary16(2047.5), 2048.0);       // carries to 2^11
+  // The largest finite value, and where rounding up leaves the format.
+  EXPECT_EQ(ref::roundToBinary16(65504.0), 65504.0);
+  EXPECT_EQ(ref::roundToBinary16(65519.0), 65504.0);
+  EXPECT_TRUE(std::isinf(ref::roundToBinary16(65520.0)));
+  EXPECT_LT(ref::roundToBinary16(-65520.0), 0);
+  // Below 2^-14 the quantum stays 2^-24; half of it is a tie to zero.
+  const double quantum = std::ldexp(1.0, -24);
+  EXPECT_EQ(ref::roundToBinary16(2.75 * quantum), 3 * quantum);
+  EXPECT_EQ(ref::roundToBinary16(quantum), quantum);
+  EXPECT_EQ(ref::roundToBinary16(quantum / 2), 0.0);
+  EXPECT_EQ(ref::roundToBinary16(1.5 * quantum), 2 * quantum);
+  EXPECT_EQ(ref::roundToBinary16(0.0), 0.0);
+  // Every value it returns is a binary16 word's value.
+  for (const KnownWord &word : binary16Words) {
+    if (std::isfinite(word.value))
+      EXPECT_EQ(ref::roundToBinary16(word.value), word.value) << word.value;
+  }
+}
+
 } // namespace

@@ -4,8 +4,8 @@
 The accuracy gate of issue #21, measured rather than assumed:
 1. the held-out perplexity (examples/kjv/heldout.txt, 23k tokens the model
    never trained on) of the executable compiled with `--precision P` must stay
-   within GATE[P] of the f32 executable's (bf16 and int8: +1%; measured
-   2026-11-26: bf16 +0.003%, int8 +0.013%);
+   within GATE[P] of the f32 executable's (bf16 and int8: +1%, q4: +5%;
+   measured 2026-11-26: bf16 +0.003%, int8 +0.013%, q4 +1.50%);
 2. greedy continuations of a few prompts, as long as max_seq allows, are
    compared token for token with f32 and the agreement is reported (not
    gated: one near tie between the top two logits changes every later token).
@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 
-GATE = {"bf16": 0.01, "int8": 0.01}
+GATE = {"bf16": 0.01, "int8": 0.01, "q4": 0.05}
 PROMPTS = ["In the beginning God created", "And the LORD said unto Moses,",
            "Blessed are the"]
 MAX_SEQ = 128

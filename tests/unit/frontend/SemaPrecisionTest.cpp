@@ -36,7 +36,8 @@ std::vector<Precision> layerPrecisions(const StackSpec &stack) {
   return out;
 }
 
-constexpr Precision F32 = Precision::F32, BF16 = Precision::BF16, INT8 = Precision::Int8;
+constexpr Precision F32 = Precision::F32, BF16 = Precision::BF16, INT8 = Precision::Int8,
+                    Q4 = Precision::Q4;
 
 TEST(SemaPrecisionTest, DefaultIsF32) {
   ModelSpec spec = specOf(encoderSpec());
@@ -69,6 +70,23 @@ TEST(SemaPrecisionTest, Int8AtEveryLevel) {
   spec = specOf(encoderSpec("", "layers = 2\nheads = 4\nlayers 1..1 { precision = int8 }\n"));
   EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(F32, INT8));
   EXPECT_TRUE(spec.encoder.layer(1).precisionLoc.isValid());
+}
+
+TEST(SemaPrecisionTest, Q4AtEveryLevel) {
+  ModelSpec spec = specOf(encoderSpec("  precision = q4\n"));
+  EXPECT_EQ(spec.precision, Q4);
+  EXPECT_EQ(spec.encoder.precision, Q4);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(Q4, Q4));
+  // All four in one stack: the model's, the stack's, two layer ranges'.
+  spec = specOf(encoderSpec("  precision = bf16\n",
+                            "layers = 4\nheads = 4\nprecision = q4\n"
+                            "layers 2..2 { precision = f32 }\nlayers 3..3 { precision = int8 }\n"));
+  EXPECT_EQ(spec.precision, BF16);
+  EXPECT_EQ(spec.encoder.precision, Q4);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(Q4, Q4, F32, INT8));
+  spec = specOf(encoderSpec("", "layers = 2\nheads = 4\nlayers 0..0 { precision = q4 }\n"));
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(Q4, F32));
+  EXPECT_TRUE(spec.encoder.layer(0).precisionLoc.isValid());
 }
 
 TEST(SemaPrecisionTest, StackThenLayerKeysWin) {
@@ -107,6 +125,14 @@ TEST(SemaPrecisionTest, CommandLineReplacesOnlyTheModelsValue) {
                 int8);
   EXPECT_EQ(spec.precision, INT8);
   EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(BF16, INT8));
+  SpecOverrides q4;
+  q4.precision = Q4;
+  spec = specOf(encoderSpec("  precision = int8\n",
+                            "layers = 2\nheads = 4\nlayers 1..1 { precision = int8 }\n"),
+                q4);
+  EXPECT_EQ(spec.precision, Q4);
+  EXPECT_EQ(spec.encoder.precision, Q4);
+  EXPECT_THAT(layerPrecisions(spec.encoder), ::testing::ElementsAre(Q4, INT8));
 }
 
 TEST(SemaPrecisionTest, BadValuesAreLocatedErrors) {
@@ -114,19 +140,23 @@ TEST(SemaPrecisionTest, BadValuesAreLocatedErrors) {
   EXPECT_FALSE(loaded.result.ok());
   EXPECT_THAT(loaded.diagnostics,
               HasSubstr("test.tm:5:15: error: unknown value 'f16' for 'precision'; expected "
-                        "one of f32, bf16, int8\n"));
+                        "one of f32, bf16, int8, q4\n"));
   loaded = load(encoderSpec("", "layers = 2\nheads = 4\nlayers 0..0 { precision = true }\n"));
   EXPECT_FALSE(loaded.result.ok());
   EXPECT_THAT(loaded.diagnostics,
-              HasSubstr("error: expected one of f32, bf16, int8 for 'precision', found"));
-  // Names are exact: no other width of integer, no upper case.
-  for (const char *value : {"int4", "INT8", "i8"}) {
+              HasSubstr("error: expected one of f32, bf16, int8, q4 for 'precision', found"));
+  // Names are exact: no other width of integer, no upper case, not ggml's
+  // type names.
+  for (const char *value : {"int4", "INT8", "i8", "Q4", "q4_0", "q8"}) {
     loaded = load(encoderSpec(std::string("  precision = ") + value + "\n"));
     EXPECT_FALSE(loaded.result.ok()) << value;
     EXPECT_THAT(loaded.diagnostics, HasSubstr(std::string("unknown value '") + value +
                                               "' for 'precision'; expected one of f32, bf16, "
-                                              "int8"));
+                                              "int8, q4\n"));
   }
+  // A near miss of q4 is offered it.
+  loaded = load(encoderSpec("  precision = q8\n"));
+  EXPECT_THAT(loaded.diagnostics, HasSubstr("note: did you mean 'q4'?"));
 }
 
 TEST(SemaPrecisionTest, SizesSplitByPrecision) {
@@ -147,6 +177,7 @@ TEST(SemaPrecisionTest, SizesSplitByPrecision) {
   // weight_bytes is the file's (dtype), whatever the precision.
   EXPECT_EQ(sizes->weightBytes, sizes->parameters * 4);
   EXPECT_EQ(sizes->int8WeightBytes, 0);
+  EXPECT_EQ(sizes->q4WeightBytes, 0);
 }
 
 TEST(SemaPrecisionTest, Int8SizesCountAScaleAndACorrectionPerChannel) {
@@ -183,6 +214,43 @@ TEST(SemaPrecisionTest, Int8SizesCountAScaleAndACorrectionPerChannel) {
   EXPECT_EQ(sizes->int8WeightBytes, elements + 8 * channels);
 }
 
+TEST(SemaPrecisionTest, Q4SizesCount18BytesPerBlockOf32) {
+  // Per layer 49152 elements, every K (64 or 256) a multiple of 32: 1536
+  // blocks of 18 bytes, 4.5 bits a weight.
+  constexpr int64_t kLayerElements = 49152, kLayerBlocks = 49152 / 32;
+  ModelSpec q4 = specOf(encoderSpec("  precision = q4\n"));
+  std::optional<ModelSizes> sizes = computeSizes(q4);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->q4WeightBytes, 2 * 18 * kLayerBlocks);
+  EXPECT_EQ(sizes->q4WeightBytes * 8, 2 * kLayerElements * 9 / 2);
+  EXPECT_EQ(sizes->int8WeightBytes, 0);
+  EXPECT_EQ(sizes->bf16WeightBytes, 0);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 2 * kLayerElements) * 4);
+
+  // All four in one model, one layer each.
+  ModelSpec mixed =
+      specOf(encoderSpec("", "layers = 4\nheads = 4\nlayers 1..1 { precision = bf16 }\n"
+                             "layers 2..2 { precision = int8 }\nlayers 3..3 { precision = q4 }\n"));
+  sizes = computeSizes(mixed);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, kLayerElements * 2);
+  EXPECT_EQ(sizes->int8WeightBytes, kLayerElements + 8 * 576);
+  EXPECT_EQ(sizes->q4WeightBytes, 18 * kLayerBlocks);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - 3 * kLayerElements) * 4);
+
+  // K that 32 does not divide: its last block is padded, ceil(K/32) blocks
+  // per channel. q, k, v [40, 64] 2 blocks each, o [64, 40] 2, up [100, 64]
+  // 2, down [64, 100] 4.
+  ModelSpec odd = specOf(
+      encoderSpec("  precision = q4\n", "layers = 1\nheads = 4\nhead_dim = 10\nd_ff = 100\n"));
+  sizes = computeSizes(odd);
+  ASSERT_TRUE(sizes);
+  int64_t blocks = 3 * 40 * 2 + 64 * 2 + 100 * 2 + 64 * 4;
+  int64_t elements = 3 * 40 * 64 + 64 * 40 + 100 * 64 + 64 * 100;
+  EXPECT_EQ(sizes->q4WeightBytes, 18 * blocks);
+  EXPECT_EQ(sizes->f32WeightBytes, (sizes->parameters - elements) * 4);
+}
+
 TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
   // An untied LM head's matrix (100 x 64) is bf16 with the model, whatever
   // the stack says; a tied one's table stays f32 (the embedding reads it).
@@ -213,6 +281,22 @@ TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
   sizes = computeSizes(tied);
   ASSERT_TRUE(sizes);
   EXPECT_EQ(sizes->int8WeightBytes, 0);
+  // q4 likewise: 2 blocks of 18 bytes per channel of 64.
+  untied = specOf(encoderSpec("  precision = q4\n  output = lm_head(tied = false)\n",
+                              "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(untied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->q4WeightBytes, 100 * 2 * 18);
+  classifier = specOf(encoderSpec("  precision = q4\n  output = classifier(classes = 3)\n",
+                                  "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(classifier);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->q4WeightBytes, 3 * 2 * 18);
+  tied = specOf(encoderSpec("  precision = q4\n  output = lm_head(tied = true)\n",
+                            "layers = 1\nheads = 4\nprecision = f32\n"));
+  sizes = computeSizes(tied);
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(sizes->q4WeightBytes, 0);
 }
 
 } // namespace

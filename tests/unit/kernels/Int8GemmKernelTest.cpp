@@ -34,26 +34,6 @@ using namespace tmc;
 
 namespace {
 
-/// One row quantized as the contract says, in f32.
-struct Quantized {
-  std::vector<int> values;
-  float scale = 0;
-};
-
-Quantized quantize(const std::vector<float> &row) {
-  float absMax = 0;
-  for (float v : row)
-    absMax = std::max(absMax, std::fabs(v));
-  const float inverse = absMax > 0 ? 127.0f / absMax : 0.0f;
-  Quantized q;
-  q.scale = absMax / 127.0f;
-  for (float v : row) {
-    float scaled = v * inverse;
-    q.values.push_back(static_cast<int>(std::clamp(std::nearbyint(scaled), -127.0f, 127.0f)));
-  }
-  return q;
-}
-
 /// Byte e (little-endian) of a 32-bit value, as the int8 the panel holds.
 int8_t byteOf(uint32_t bits, int e) { return static_cast<int8_t>((bits >> (8 * e)) & 0xffu); }
 
@@ -86,19 +66,10 @@ TEST_P(Int8GemmKernelTest, MatchesExactIntegerGemmOfQuantizedInputs) {
   GemmLayout layout = gemmLayout(desc, schedule);
   ASSERT_TRUE(layout.int8);
 
-  std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));
-  Halide::Buffer<float> w = test::randomBuffer({K, N}, rng);
-  Halide::Buffer<float> bias = test::randomBuffer({N}, rng);
-  if (c.zeroChannel)
-    for (int k = 0; k < K; ++k)
-      w(k, 0) = 0.0f;
-  std::vector<Quantized> channels;
-  for (int n = 0; n < N; ++n) {
-    std::vector<float> row(K);
-    for (int k = 0; k < K; ++k)
-      row[k] = w(k, n);
-    channels.push_back(quantize(row));
-  }
+  auto [rng, w, bias] = test::reducedGemmInputs(c);
+  std::vector<test::QuantizedRow> channels;
+  for (int n = 0; n < N; ++n)
+    channels.push_back(test::quantizeRow(test::lineOf(w, n)));
 
   BufferShape shape = halide::packedWeightShape(desc, schedule);
   ASSERT_TRUE(shape.isInt8);
@@ -136,19 +107,11 @@ TEST_P(Int8GemmKernelTest, MatchesExactIntegerGemmOfQuantizedInputs) {
 
   halide::LoweredKernel gemm = halide::lowerPackedLinear(desc, schedule);
   for (int T : {1, 5, 13, 130}) {
-    Halide::Buffer<float> x = test::randomBuffer({K, T}, rng);
-    // Rows 2^-8 to 2^8 apart in magnitude: one scale for all would zero the
-    // small rows' quantized values.
-    for (int t = 0; t < T; ++t)
-      for (int k = 0; k < K; ++k)
-        x(k, t) *= std::ldexp(1.0f, (t % 17) - 8);
+    Halide::Buffer<float> x = test::spreadTokens(K, T, rng);
     Halide::Buffer<float> y(N, T);
     test::realizeWith(gemm, tt.halide, {{"x", x}, {"packed_weight", packed}, {"bias", bias}}, y);
     for (int t = 0; t < T; ++t) {
-      std::vector<float> row(K);
-      for (int k = 0; k < K; ++k)
-        row[k] = x(k, t);
-      const Quantized tokens = quantize(row);
+      const test::QuantizedRow tokens = test::quantizeRow(test::lineOf(x, t));
       double maxDiff = 0, maxRef = 1e-30;
       for (int n = 0; n < N; ++n) {
         int64_t sum = 0;

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -87,6 +89,62 @@ struct ReducedGemmCase {
 };
 
 inline void PrintTo(const ReducedGemmCase &c, std::ostream *os) { *os << c.name; }
+
+/// A reduced-precision case's seeded inputs: the weight (k, n) and bias (n),
+/// channel 0 all zeros when the case asks, and the generator the tokens are
+/// drawn from next.
+struct ReducedGemmInputs {
+  std::mt19937 rng;
+  Halide::Buffer<float> weight, bias;
+};
+
+inline ReducedGemmInputs reducedGemmInputs(const ReducedGemmCase &c) {
+  const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
+  ReducedGemmInputs in{std::mt19937(static_cast<unsigned>(K * 1000 + N)), {}, {}};
+  in.weight = randomBuffer({K, N}, in.rng);
+  in.bias = randomBuffer({N}, in.rng);
+  if (c.zeroChannel)
+    for (int k = 0; k < K; ++k)
+      in.weight(k, 0) = 0.0f;
+  return in;
+}
+
+/// Tokens (k, t) whose rows lie 2^-8 to 2^8 apart in magnitude: with one
+/// scale for all, the small rows' quantized values would be zero.
+inline Halide::Buffer<float> spreadTokens(int K, int T, std::mt19937 &rng) {
+  Halide::Buffer<float> x = randomBuffer({K, T}, rng);
+  for (int t = 0; t < T; ++t)
+    for (int k = 0; k < K; ++k)
+      x(k, t) *= std::ldexp(1.0f, (t % 17) - 8);
+  return x;
+}
+
+/// Line `index` of a (k, index) buffer: a weight's channel or a token row.
+inline std::vector<float> lineOf(const Halide::Buffer<float> &buffer, int index) {
+  std::vector<float> line(buffer.dim(0).extent());
+  for (size_t k = 0; k < line.size(); ++k)
+    line[k] = buffer(static_cast<int>(k), index);
+  return line;
+}
+
+/// One row quantized as docs/spec-language.md's int8 contract says (q4's
+/// activations too), in f32: symmetric, round half even.
+struct QuantizedRow {
+  std::vector<int> values;
+  float scale = 0;
+};
+
+inline QuantizedRow quantizeRow(const std::vector<float> &row) {
+  float absMax = 0;
+  for (float v : row)
+    absMax = std::max(absMax, std::fabs(v));
+  const float inverse = absMax > 0 ? 127.0f / absMax : 0.0f;
+  QuantizedRow q;
+  q.scale = absMax / 127.0f;
+  for (float v : row)
+    q.values.push_back(static_cast<int>(std::clamp(std::nearbyint(v * inverse), -127.0f, 127.0f)));
+  return q;
+}
 
 /// A linear kernel of K inputs and N outputs (the rest of its fields default).
 inline KernelDesc linearKernel(int64_t K, int64_t N, bool bias, const std::string &activation,

@@ -147,13 +147,19 @@ TEST(ScheduleFields, ReducedPrecisionGemmsRefuseWhatTheirKernelsCannotRun) {
   EXPECT_EQ(llvm::toString(validSchedule(int8, vnni, narrow)),
             "vector_width=8: int8 GEMMs on x86-64-avx512-bf16 need 16 lanes or more (narrower "
             "dot products would not run on AVX512-VNNI CPUs)");
+  // q4 sums its blocks with the same instruction.
+  KernelDesc q4 = gemm();
+  q4.precision = "q4";
+  EXPECT_EQ(llvm::toString(validSchedule(q4, vnni, narrow)),
+            "vector_width=8: q4 GEMMs on x86-64-avx512-bf16 need 16 lanes or more (narrower "
+            "dot products would not run on AVX512-VNNI CPUs)");
   // Without VNNI the bytes are widened: any width runs.
   Schedule widened = defaultSchedule(int8, avx512);
   widened.vectorWidth = 8;
   widened.tileCols = 16;
   EXPECT_FALSE(static_cast<bool>(validSchedule(int8, avx512, widened)));
-  // Neither bf16 nor int8 GEMMs are blocked along K.
-  for (const char *precision : {"bf16", "int8"}) {
+  // No reduced-precision GEMM is blocked along K.
+  for (const char *precision : {"bf16", "int8", "q4"}) {
     KernelDesc reduced = gemm();
     reduced.precision = precision;
     Schedule blocked = defaultSchedule(reduced, vnni);
@@ -163,11 +169,13 @@ TEST(ScheduleFields, ReducedPrecisionGemmsRefuseWhatTheirKernelsCannotRun) {
                   " GEMMs are not blocked (0, or at least K = 768)");
   }
   // The layout keeps 16 lanes for a layer narrower than a vector.
-  KernelDesc tiny = int8;
-  tiny.width = 3;
-  GemmLayout layout = gemmLayout(tiny, defaultSchedule(tiny, vnni));
-  EXPECT_EQ(layout.vectorWidth, 16);
-  EXPECT_EQ(layout.panels, 1);
+  for (const KernelDesc &quantized : {int8, q4}) {
+    KernelDesc tiny = quantized;
+    tiny.width = 3;
+    GemmLayout layout = gemmLayout(tiny, defaultSchedule(tiny, vnni));
+    EXPECT_EQ(layout.vectorWidth, 16) << quantized.precision;
+    EXPECT_EQ(layout.panels, 1) << quantized.precision;
+  }
 }
 
 TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {

@@ -1,8 +1,9 @@
 # Reduced precision in one model: a Llama-style decoder (rope, grouped-query
 # attention, swiglu, rmsnorm, untied head) whose linears multiply in int8,
-# its second layer in bf16 and its third in f32, as a user keeps sensitive
-# layers wider. The reference quantizes and rounds the same inputs.
-model int8_mixed {
+# its second layer in bf16, its third in f32, as a user keeps sensitive
+# layers wider, and its fourth in q4 (K = 48 and 72: partial blocks, an odd
+# block count). The reference quantizes and rounds the same inputs.
+model reduced_mixed {
   vocab = 80
   d_model = 48
   max_seq = 40
@@ -10,7 +11,7 @@ model int8_mixed {
   precision = int8
   output = lm_head(tied = false)
   decoder {
-    layers = 3
+    layers = 4
     heads = 6
     kv_heads = 2
     d_ff = 72
@@ -20,5 +21,6 @@ model int8_mixed {
     final_norm = rmsnorm(eps = 1e-6)
     layers 1..1 { precision = bf16 }
     layers 2..2 { precision = f32 }
+    layers 3..3 { precision = q4 }
   }
 }
