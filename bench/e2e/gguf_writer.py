@@ -5,11 +5,15 @@ GPT-2's BPE vocabulary (encoder.json + vocab.bpe), which llama.cpp requires to
 load a model. Weights are tmc's safetensors (f32): q, k, v are
 concatenated into llama.cpp's fused attn_qkv, and a tied LM head is left out
 (llama.cpp's gpt2 then reads token_embd, as tmc does). `matrix_type` f16,
-bf16 or q8_0 stores every 2-D tensor in that type, as llama.cpp's own
-converter does with --outtype f16/bf16/q8_0 (1-D norms and biases stay f32).
+bf16, q8_0 or q4_0 stores every 2-D tensor in that type, as llama.cpp's own
+converter (or llama-quantize) does (1-D norms and biases stay f32).
 Q8_0 (ggml-common.h's block_q8_0): blocks of 32 consecutive weights of a row,
 each an f16 scale d = max|w| / 127 then 32 int8 round(w / d), 34 bytes, as
 ggml's quantize_row_q8_0_ref computes them (round half away from zero).
+Q4_0 (block_q4_0): an f16 scale d = mx / -8 (mx the first weight of largest
+magnitude), then 16 bytes whose low nibbles are weights 0..15 and high
+nibbles 16..31, each min(15, trunc(w / d + 8.5)), 18 bytes, as
+quantize_row_q4_0_ref computes them: the same values as tmc's q4 precision.
 
 Format (GGUF v3, little-endian): magic "GGUF", version, tensor count, metadata
 count; metadata as (key, type, value); tensor infos as (name, n_dims, dims
@@ -26,11 +30,12 @@ ALIGNMENT = 32
 U32, I32, F32T, BOOL, STRING, ARRAY = 4, 5, 6, 7, 8, 9
 GGML_F32 = 0
 # ggml_type of the 2-D tensors for each matrix_type (ggml.h: F16 = 1, Q8_0 = 8, BF16 = 30).
-GGML_TYPES = {"f32": 0, "f16": 1, "bf16": 30, "q8_0": 8}
-# general.file_type (llama.h's llama_ftype): ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q8_0 = 7,
-# MOSTLY_BF16 = 32.
-FILE_TYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7}
+GGML_TYPES = {"f32": 0, "f16": 1, "bf16": 30, "q8_0": 8, "q4_0": 2}
+# general.file_type (llama.h's llama_ftype): ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2,
+# MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32.
+FILE_TYPES = {"f32": 0, "f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2}
 Q8_0_BLOCK = 32
+Q4_0_BLOCK = 32
 
 
 def _bf16_bytes(array):
@@ -55,6 +60,28 @@ def _q8_0_bytes(array):
     return out.tobytes()
 
 
+def q4_0_blocks(array):
+    """Rows in blocks of 32 as quantize_row_q4_0_ref: (f16 scales, q in [0, 15])."""
+    if array.shape[-1] % Q4_0_BLOCK:
+        raise ValueError(f"q4_0 needs rows of a multiple of {Q4_0_BLOCK}, not {array.shape[-1]}")
+    blocks = np.ascontiguousarray(array, dtype=np.float32).reshape(-1, Q4_0_BLOCK)
+    first_largest = np.abs(blocks).argmax(axis=1)  # argmax: the first of equal magnitudes
+    scale = blocks[np.arange(len(blocks)), first_largest] / np.float32(-8)
+    inverse = np.divide(np.float32(1), scale, out=np.zeros_like(scale), where=scale != 0)
+    shifted = (blocks * inverse[:, None]).astype(np.float32) + np.float32(8.5)
+    quants = np.minimum(np.trunc(shifted), 15).astype(np.uint8)
+    return scale.astype("<f2"), quants
+
+
+def _q4_0_bytes(array):
+    """Each block: its f16 scale, then weights j and j + 16 in byte j's nibbles."""
+    scale, quants = q4_0_blocks(array)
+    out = np.empty(len(quants), dtype=[("d", "<f2"), ("qs", "u1", (Q4_0_BLOCK // 2,))])
+    out["d"] = scale
+    out["qs"] = quants[:, :16] | (quants[:, 16:] << 4)
+    return out.tobytes()
+
+
 def _tensor_bytes(array, matrix_type):
     if array.ndim < 2 or matrix_type == "f32":
         return np.ascontiguousarray(array, dtype="<f4").tobytes()
@@ -62,6 +89,8 @@ def _tensor_bytes(array, matrix_type):
         return np.ascontiguousarray(array, dtype="<f2").tobytes()
     if matrix_type == "q8_0":
         return _q8_0_bytes(array)
+    if matrix_type == "q4_0":
+        return _q4_0_bytes(array)
     return _bf16_bytes(array)
 
 

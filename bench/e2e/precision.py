@@ -3,9 +3,10 @@
     bench/e2e/precision.py [--build-dir build] [--threads 1,2] [--rounds 3] [--runs 3]
                            [--steps 32] [--results bench/results]
 
-tmc compiles GPT-2 small three times, f32, `--precision bf16` and `--precision int8`;
-llama.cpp (node-llama-cpp's CPU build) loads the same seeded weights as GGUF files in f32, f16,
-bf16 and Q8_0 (every 2-D tensor in that type, as its own converter writes them). Each engine, at each thread count, loaded once:
+tmc compiles GPT-2 small four times, f32, `--precision bf16`, `--precision int8` and
+`--precision q4`; llama.cpp (node-llama-cpp's CPU build) loads the same seeded weights as GGUF
+files in f32, f16, bf16, Q8_0 and Q4_0 (every 2-D tensor in that type, as its own tools write
+them; Q4_0's values are exactly tmc q4's). Each engine, at each thread count, loaded once:
 prefill of 128 tokens, then --steps consecutive greedy decoding steps, each timed (as
 llama-bench's "tg" measures: steps 2..N, since llama.cpp's first step after a prompt rebuilds
 its graph; tmc's --bench reports the median step the same way). Engines are interleaved in a
@@ -32,10 +33,10 @@ import run as bench  # noqa: E402  (bench/e2e/run.py: Model, Peer, peer_env, ...
 
 # f16 keeps 11 significant bits, bf16 8: the logits of 12 layers of either
 # against f32 differ by ~1e-3 and ~1e-2 of the largest.
-# Q8_0 (blocks of 32, 8 bits) lands between them.
-PARITY = {"f32": 1e-3, "f16": 1e-2, "bf16": 5e-2, "q8_0": 5e-2}
-LLAMA_TYPES = ["f32", "f16", "bf16", "q8_0"]
-TMC_PRECISIONS = ["f32", "bf16", "int8"]
+# Q8_0 (blocks of 32, 8 bits) lands between them; Q4_0 (4 bits) measured 3.5e-2.
+PARITY = {"f32": 1e-3, "f16": 1e-2, "bf16": 5e-2, "q8_0": 5e-2, "q4_0": 1e-1}
+LLAMA_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0"]
+TMC_PRECISIONS = ["f32", "bf16", "int8", "q4"]
 
 
 class LlamaPeer(bench.Peer):
