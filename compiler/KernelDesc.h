@@ -52,7 +52,8 @@ struct KernelDesc {
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
   /// linear: how the GEMM multiplies, "f32", "bf16" (weights packed as
   /// bf16 pairs, activations rounded to bf16, products summed in f32) or
-  /// "int8" (weights and each row of activations quantized, summed in int32).
+  /// "int8" (weights and each row of activations quantized, summed in int32)
+  /// or "q4" (Q4_0 weights, rows as int8's, blocks of 32 summed in int32).
   std::string precision = "f32";
   MaskDesc mask;           ///< attention
   /// A decoding step runs it with one row (tmk-decode-variants): compile a
@@ -89,7 +90,7 @@ struct BufferShape {
   bool isScalar = false;
   std::vector<int64_t> extents;
   bool isBF16 = false; ///< elements are bf16 (a bf16 GEMM's packed weight)
-  bool isInt8 = false; ///< elements are int8 (an int8 GEMM's packed weight)
+  bool isInt8 = false; ///< elements are int8 (an int8 or q4 GEMM's packed weight)
 };
 
 /// Parameters of a kernel in call order; the output is last. Activation

@@ -28,7 +28,8 @@ struct PackedWeight {
   GemmLayout layout;
   int64_t offset;
   /// Its size in floats (bf16: two elements a float, K rounded up to even;
-  /// int8: four, K rounded up to a multiple of 4, plus two rows per panel).
+  /// int8: four, K rounded up to a multiple of 4, plus two rows per panel;
+  /// q4: 4.5 bits a weight, K in whole pairs of blocks of 32).
   int64_t floats() const { return layout.packedWords(); }
   /// The generated executor's View arguments for it, after the data pointer:
   /// its Halide type and extents (LowerPack.cpp's contract).

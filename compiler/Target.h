@@ -37,9 +37,10 @@ struct TargetInfo {
   std::vector<TargetInfo> variants;
   /// AVX-512 with AVX512-BF16 and AVX512-VNNI (Halide's
   /// avx512_sapphirerapids: also VBMI and IFMA, which Zen 4 and Sapphire
-  /// Rapids share): bf16 GEMMs multiply with vdpbf16ps, int8 GEMMs with
-  /// vpdpbusd. A variant of `host` only when the plan has bf16 or int8
-  /// kernels (withDotProductVariant); `--target x86-64-avx512-bf16` names it.
+  /// Rapids share): bf16 GEMMs multiply with vdpbf16ps, int8 and q4 GEMMs
+  /// with vpdpbusd. A variant of `host` only when the plan has bf16, int8 or
+  /// q4 kernels (withDotProductVariant); `--target x86-64-avx512-bf16` names
+  /// it.
   bool dotProducts = false;
   bool gpu = false;          ///< kernels run on an NVIDIA GPU (Halide's CUDA backend)
   int cudaCapability = 0;    ///< with gpu: the PTX's compute capability (80, 86)
@@ -61,8 +62,8 @@ const char *targetNames();
 /// target is a usage error.
 llvm::Expected<TargetInfo> resolveTarget(const std::string &name);
 
-/// `host` with an AVX512-BF16/VNNI variant first, for a plan with bf16 or
-/// int8 kernels (CPUs without them run the AVX-512 or AVX2 variant, as
+/// `host` with an AVX512-BF16/VNNI variant first, for a plan with bf16, int8
+/// or q4 kernels (CPUs without them run the AVX-512 or AVX2 variant, as
 /// before); any other target unchanged.
 TargetInfo withDotProductVariant(const TargetInfo &target);
 

@@ -219,7 +219,7 @@ llvm::Error Tuner::setUp() {
   // CPU runs (the executable picks the same one at start-up); a cross
   // target cannot be measured on this machine.
   // The pipeline's target (options.target is never empty: the command's
-  // default is host): with bf16 or int8 linears, `host` carries the AVX512-BF16/VNNI
+  // default is host): with bf16, int8 or q4 linears, `host` carries the AVX512-BF16/VNNI
   // variant first.
   TargetInfo resolved = *(*model)->target;
   if (!resolved.crossTriple.empty())
