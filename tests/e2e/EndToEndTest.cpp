@@ -45,11 +45,11 @@ constexpr double tolerance = 1e-5;
 /// noise (~1e-7) of a rounding tie and goes the other way on one side: one
 /// product then moves by a bf16 ulp (2^-8 of itself) or an int8 step (1/127
 /// of the row's largest value), which reaches the logits as 1e-5 to 3e-5 of
-/// their largest (decoder-reduced-mixed, then without its q4 layer: 2.4e-5
-/// at one sampled decoding step; q4 quantizes its rows as int8 does).
-/// A semantic difference is 1e-2: on that spec, activations truncated
-/// instead of rounded measure 1.5e-2, the first row's scale for every row
-/// 4.7e-2 (mutants of LowerLinear.cpp, 2026-11-26).
+/// their largest (2.4e-5 at one sampled decoding step of decoder-int8-mixed,
+/// decoder-reduced-mixed's predecessor with a bf16 layer where q4 is now; q4
+/// quantizes its rows as int8 does). A semantic difference is 1e-2: on that
+/// spec, activations truncated instead of rounded measure 1.5e-2, the first
+/// row's scale for every row 4.7e-2 (mutants of LowerLinear.cpp, 2026-11-26).
 constexpr double reducedPrecisionTolerance = 1e-4;
 
 /// The tolerance `spec` is held to.
