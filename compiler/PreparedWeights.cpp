@@ -17,7 +17,7 @@ std::string PackedWeight::viewArguments() const {
   if (layout.bf16)
     return llvm::formatv("halide_type_t(halide_type_bfloat, 16), {{2, {0}, {1}, {2}}",
                          layout.panelWidth, layout.kPairs, layout.panels).str();
-  if (layout.int8 || layout.q4)
+  if (layout.quantized())
     return llvm::formatv("halide_type_t(halide_type_int, 8), {{4, {0}, {1}, {2}}",
                          layout.panelWidth, layout.quantRows(), layout.panels)
         .str();

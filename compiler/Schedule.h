@@ -175,13 +175,16 @@ struct GemmLayout {
   /// u4 x s8 products in int32 and the blocks in f32; never blocked.
   bool q4 = false;
   int64_t q4Blocks = 0; ///< q4: ceil(K / 32)
+  /// int8 or q4: the weight packed in int8 rows of quads, the tokens
+  /// quantized per row inside the GEMM.
+  bool quantized() const { return int8 || q4; }
   /// An int8 or q4 weight's packed rows of 4 bytes per channel:
   /// int8 ceil(K/4) + 2, q4 9 * ceil(ceil(K/32) / 2).
   int64_t quantRows() const { return int8 ? kQuads + 2 : q4 ? 9 * ((q4Blocks + 1) / 2) : 0; }
   /// The packed weight's size in 4-byte words (f32 elements, bf16 pairs,
   /// int8 quads or q4 rows).
   int64_t packedWords() const {
-    return int64_t(panelWidth) * (bf16 ? kPairs : (int8 || q4) ? quantRows() : K) * panels;
+    return int64_t(panelWidth) * (bf16 ? kPairs : quantized() ? quantRows() : K) * panels;
   }
 };
 

@@ -94,16 +94,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   std::vector<Func> stages;
   Func packed;
   if (prepacked) {
-    // (j, k, p); bf16: (e, j, k2, p)
-    ImageParam pw = makeInput(packedWeightShape(kernel, schedule), "packed_weight");
-    if (l.bf16)
-      pw.set_estimates({{0, 2}, {0, P}, {0, static_cast<int>(l.kPairs)},
-                        {0, static_cast<int>(l.panels)}});
-    else if (l.int8 || l.q4)
-      pw.set_estimates(
-          {{0, 4}, {0, P}, {0, static_cast<int>(l.quantRows())}, {0, static_cast<int>(l.panels)}});
-    else
-      pw.set_estimates({{0, P}, {0, K}, {0, static_cast<int>(l.panels)}});
+    // (j, k, p); bf16: (e, j, k2, p); int8, q4: (e, j, row, p)
+    const BufferShape shape = packedWeightShape(kernel, schedule);
+    ImageParam pw = makeInput(shape, "packed_weight");
+    pw.set_estimates(estimatesOf(shape));
     args.push_back(pw);
     packed = pw;
   } else {
@@ -142,8 +136,9 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
   RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
   Var bq("bq");
+  // q4: the blocks, and a block's 8 quads of 4.
   RDom rblock(0, static_cast<int>(l.q4Blocks), "rblock"), rqb(0, 4, 0, 8, "rqb");
-  if (l.int8 || l.q4) {
+  if (l.quantized()) {
     // Each token row quantized once per call, symmetric: int8 around the u8
     // zero point 128 (the weight's packed correction takes it back out), q4
     // as s8 (its weights are the u8 side). Products are summed exactly in
@@ -170,9 +165,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       // (q - 8) * x is its u4 x s8 sum less 8 times the row's block sum.
       // Each block's int32 sum is scaled by its f16 scale and summed in f32.
       xq(e, k4, t) = cast<int8_t>(level);
-      RDom rs(0, 4, 0, 8, "rs");
       xsum(bq, t) = 0;
-      xsum(bq, t) += cast<int32_t>(xq(rs.x, 8 * bq + rs.y, t));
+      xsum(bq, t) += cast<int32_t>(xq(rqb.x, 8 * bq + rqb.y, t));
       // Quad 2 h + c of block b: row 9 (b / 2) + 4 (b % 2) + h, nibble c.
       // Halide's interval arithmetic cannot see that b / 2 and b % 2 stay
       // inside the packed rows: promised (true for every b < B).
@@ -284,7 +278,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     scheduleOut(out.specialize(T == 1), 1);
   scheduleOut(out, R);
 
-  if (l.int8 || l.q4) {
+  if (l.quantized()) {
     // The tokens in u8 (q4: s8) quads, once per call (never blocked).
     Var e = xq.args()[0], k4 = xq.args()[1];
     xmax.compute_root();

@@ -90,7 +90,7 @@ BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule
   if (l.bf16) {
     shape.extents = {2, l.panelWidth, l.kPairs, l.panels};
     shape.isBF16 = true;
-  } else if (l.int8 || l.q4) {
+  } else if (l.quantized()) {
     shape.extents = {4, l.panelWidth, l.quantRows(), l.panels};
     shape.isInt8 = true;
   } else {
@@ -222,7 +222,7 @@ void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
         stat.update().parallel(channel, 16);
     }
   }
-  if (layout.bf16 || layout.int8 || layout.q4) {
+  if (layout.bf16 || layout.quantized()) {
     // Groups of 2 or 4 adjacent source values, a panel row of P groups at a
     // time.
     Var e = packed.args()[0], j = packed.args()[1], k = packed.args()[2], p = packed.args()[3];
@@ -254,21 +254,9 @@ LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule
   w.set_estimates({{0, static_cast<int>(layout.K)}, {0, static_cast<int>(layout.N)}});
   PackedWeightFuncs funcs = definePackedWeight(w, layout);
   Func &packed = funcs.packed;
-  constrainOutput(packed, packedWeightShape(kernel, schedule));
-  if (layout.bf16)
-    packed.set_estimates({{0, 2},
-                          {0, layout.panelWidth},
-                          {0, static_cast<int>(layout.kPairs)},
-                          {0, static_cast<int>(layout.panels)}});
-  else if (layout.int8 || layout.q4)
-    packed.set_estimates({{0, 4},
-                          {0, layout.panelWidth},
-                          {0, static_cast<int>(layout.quantRows())},
-                          {0, static_cast<int>(layout.panels)}});
-  else
-    packed.set_estimates({{0, layout.panelWidth},
-                          {0, static_cast<int>(layout.K)},
-                          {0, static_cast<int>(layout.panels)}});
+  const BufferShape shape = packedWeightShape(kernel, schedule);
+  constrainOutput(packed, shape);
+  packed.set_estimates(estimatesOf(shape));
   schedulePackedWeight(funcs, layout, schedule);
   std::vector<Func> stages = funcs.channelStats;
   stages.push_back(packed);

@@ -35,6 +35,15 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   return param;
 }
 
+Region estimatesOf(const BufferShape &shape) {
+  Region region;
+  for (int64_t extent : shape.extents) {
+    assert(extent >= 0 && "estimatesOf needs every extent known");
+    region.emplace_back(0, static_cast<int>(extent));
+  }
+  return region;
+}
+
 void constrainOutput(Func &output, const BufferShape &shape) {
   OutputImageParam buffer = output.output_buffer();
   buffer.set_host_alignment(4);

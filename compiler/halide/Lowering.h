@@ -34,6 +34,8 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule);
 Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name);
 /// Declares the output buffer's static extents and dense strides.
 void constrainOutput(Halide::Func &output, const BufferShape &shape);
+/// Estimates of a buffer whose extents are all known: [0, extent) each.
+Halide::Region estimatesOf(const BufferShape &shape);
 /// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu".
 Halide::Expr applyActivation(const Halide::Expr &x, const std::string &kind);
 /// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double

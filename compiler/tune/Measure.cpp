@@ -246,7 +246,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             flags.push_back("-DTMC_PANELS=" + std::to_string(l.panels));
             if (l.bf16)
               flags.push_back("-DTMC_BF16_PAIRS=" + std::to_string(l.kPairs));
-            if (l.int8 || l.q4)
+            if (l.quantized())
               flags.push_back("-DTMC_QUANT_ROWS=" + std::to_string(l.quantRows()));
           }
           if (llvm::Error error =
