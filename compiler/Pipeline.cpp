@@ -241,18 +241,14 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
   llvm::Expected<TargetInfo> target = resolveTarget(options.target);
   if (!target)
     return target.takeError();
-  std::string reduced; // the first reduced precision the plan multiplies in
-  for (const KernelDesc &kernel : model->plan.kernels)
-    if (reduced.empty() && kernel.precision != "f32")
-      reduced = kernel.precision;
-  if (!reduced.empty() && target->gpu)
-    return makeError("--target " + target->name + ": precision " + reduced +
-                     " is compiled for CPU targets only so far (the spec's or --precision's " +
-                     reduced + " linears); use precision f32 for this target");
-  if (!reduced.empty() && gpuSchedulesOnHost())
-    return makeError("TMC_GPU_SCHEDULE_ON_HOST=1: GPU schedules have no " + reduced +
-                     " GEMM yet; unset it or use precision f32");
-  model->target = reduced.empty() ? *target : withDotProductVariant(*target);
+  // A plan that multiplies in reduced precision also gets the host's
+  // dot-product variant. GPU targets compile every precision as they are,
+  // and so do GPU schedules on the host, which use no dot products (there
+  // the variant's AVX512-FP16 would turn their 16-bit moves into vmovw,
+  // which Zen 4 lacks).
+  const bool reduced = llvm::any_of(
+      model->plan.kernels, [](const KernelDesc &kernel) { return kernel.precision != "f32"; });
+  model->target = reduced && !gpuSchedulesOnHost() ? withDotProductVariant(*target) : *target;
   const TargetInfo &resolved = *model->target;
   ScheduleTable tuned;
   if (!options.tuningDb.empty()) {

@@ -186,11 +186,10 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
        << "  halide_reuse_device_allocations(nullptr, true);\n"
        << "  block->raw.resize(" << rawViews.size() << ");\n"
        << "  block->packed.resize(" << prepared.packs.size() << ");\n";
-    auto emitUpload = [&](const std::string &slot, const std::string &data,
-                          const std::vector<int64_t> &extents, const std::string &what) {
-      os << "  " << slot << " = new (std::nothrow) View(" << data << ", halide_type_float, {";
-      llvm::interleaveComma(extents, os);
-      os << "});\n"
+    // `view`: the View's type and extents, as PackedWeight::viewArguments.
+    auto emitUpload = [&](const std::string &slot, const std::string &data, const std::string &view,
+                          const std::string &what) {
+      os << "  " << slot << " = new (std::nothrow) View(" << data << ", " << view << ");\n"
          << "  if (int rc = upload(" << slot << ")) {\n"
          << "    delete block;\n"
          << "    return kernelFailed(err, errLen, " << cxxStringLiteral("upload of " + what)
@@ -205,7 +204,12 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
                  : llvm::formatv("weights[{0}]", slot.index).str();
       std::string what = joined ? "stacked weight " + std::to_string(slot.index)
                                 : manifest[slot.index].name;
-      emitUpload(llvm::formatv("block->raw[{0}]", i).str(), data, rawViews[i].second, what);
+      std::string view;
+      llvm::raw_string_ostream extents(view);
+      extents << "halide_type_float, {";
+      llvm::interleaveComma(rawViews[i].second, extents);
+      extents << "}";
+      emitUpload(llvm::formatv("block->raw[{0}]", i).str(), data, view, what);
     }
     for (size_t i = 0; i < prepared.packs.size(); ++i) {
       const PackedWeight &pack = prepared.packs[i];
@@ -213,8 +217,8 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
                              ? "stacked weight " + std::to_string(pack.source.index)
                              : manifest[pack.source.index].name;
       emitUpload(llvm::formatv("block->packed[{0}]", i).str(),
-                 llvm::formatv("block->block.data + {0}", pack.offset).str(),
-                 {pack.layout.panelWidth, pack.layout.K, pack.layout.panels}, "packed " + what);
+                 llvm::formatv("block->block.data + {0}", pack.offset).str(), pack.viewArguments(),
+                 "packed " + what);
     }
   }
   os << "  *prepared = block;\n  return 0;\n}\n\n"

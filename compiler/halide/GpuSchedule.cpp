@@ -10,16 +10,7 @@
 //   over the rest. A stage that reduces (a norm's mean and 1/std, the
 //   attention's row max) is computed at the root as a kernel of its own;
 //   pure stages are inlined into their consumers.
-// - GEMM: a block computes one packed panel (tileCols features) by
-//   gpuTileRows tokens, each thread gpuRowsPerThread rows of the block's
-//   accumulator tile (in shared memory: as a Register allocation Halide 14
-//   gives every thread a private copy of the whole tile, 4 KiB of local
-//   memory per thread, since it cannot slice it through the output's
-//   n % P indexing); the
-//   reduction walks K in slabs of gpuKChunk steps, staging the slab's tokens
-//   and weight panel in shared memory (compute_at the block's slab loop).
-//   Decoding steps (T == 1) call the GEMV variant, a kernel of its own
-//   (gemvSchedule): one token row per block, a thread per feature.
+// - GEMM: GpuGemmSchedule.cpp.
 // - Attention: the scores are a tiled kernel (gpuKeyTile keys by queryTile
 //   queries per block) that stages its tile of keys, transposed, in shared
 //   memory; the row max, the row sum and the weighted values reduce per query
@@ -30,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/GpuLoops.h"
 #include "compiler/halide/Lowering.h"
 
 #include <map>
@@ -39,16 +31,8 @@ using namespace Halide;
 
 namespace tmc::halide {
 
-namespace {
-
-/// TMC_GPU_SCHEDULE_ON_HOST=1 (tests only, with a CPU --target): the same
-/// splits, tiles and compute levels, with blocks and threads as parallel
-/// host loops, so that the GPU schedules' numerics (tails, clamps, staging
-/// regions) are checked against the reference on machines without a GPU.
-bool onHost() { return gpuSchedulesOnHost(); }
-
 void gpuThreads(Stage s, const std::vector<VarOrRVar> &vars) {
-  if (onHost()) {
+  if (gpuSchedulesOnHost()) {
     for (const VarOrRVar &v : vars)
       s.parallel(v);
   } else if (vars.size() == 1) {
@@ -61,7 +45,7 @@ void gpuThreads(Stage s, const std::vector<VarOrRVar> &vars) {
 }
 
 void gpuBlocks(Stage s, const std::vector<VarOrRVar> &vars) {
-  if (onHost()) {
+  if (gpuSchedulesOnHost()) {
     for (const VarOrRVar &v : vars)
       s.parallel(v);
   } else if (vars.size() == 1) {
@@ -111,6 +95,8 @@ void gpuTileFunc(Func f, int threads) {
   for (int u = 0; u < f.num_update_definitions(); ++u)
     gpuTileStage(f.update(u), f.args(), threads);
 }
+
+namespace {
 
 /// A Func that must be computed once, not inlined into each consumer: it
 /// has update definitions, or calls an inline reduction (sum(), maximum())
@@ -182,66 +168,6 @@ void scheduleAttention(const KernelDesc &kernel, LoweredKernel &lowered,
 }
 
 } // namespace
-
-void scheduleGemmGpu(Func out, Func acc, Func xc, Func packed, const GemmLayout &l,
-                     const Schedule &schedule) {
-  if (l.kBlocks > 1)
-    throw std::runtime_error("GPU GEMM schedules take the whole reduction (k_block=0), got "
-                             "k_block=" + std::to_string(schedule.kBlock));
-  Var n = out.args()[0], t = out.args()[1];
-  Var j = acc.args()[0], ta = acc.args()[1], p = acc.args()[2];
-  RVar r = acc.rvars(0)[0];
-  const int P = l.panelWidth;
-  const int rpt = std::max(1, schedule.gpuRowsPerThread);
-  const int rows = std::max(rpt, schedule.gpuTileRows / rpt * rpt);
-  const int kc = std::max(1, std::min<int>(schedule.gpuKChunk, static_cast<int>(l.K)));
-  const TailStrategy guard = TailStrategy::GuardWithIf;
-  Var to("to"), ti("ti"), tt("tt"), tl("tl");
-  RVar ro("ro"), ri("ri");
-
-  // The output: a grid of (panel, row tile) blocks; threads over the
-  // panel's features by row groups, each thread `perThread` rows, unrolled.
-  out.split(n, p, j, P, guard);
-  auto tileOut = [&](Stage s, int tileRows, int perThread) {
-    s.split(t, to, ti, tileRows, guard)
-        .split(ti, tt, tl, perThread)
-        .reorder(tl, j, tt, p, to)
-        .unroll(tl);
-    gpuThreads(s, {j, tt});
-    gpuBlocks(s, {p, to});
-  };
-  // The block's accumulators: thread (j, tt) owns rows tt * perThread + tl,
-  // and the output stage reads them back from the same thread.
-  auto tileAcc = [&](Stage pure, Stage update, int perThread) {
-    pure.split(ta, tt, tl, perThread).reorder(tl, j, tt, p).unroll(tl);
-    gpuThreads(pure, {j, tt});
-    update.split(r, ro, ri, kc, guard)
-        .split(ta, tt, tl, perThread)
-        .reorder(tl, ri, j, tt, ro, p)
-        .unroll(tl);
-    gpuThreads(update, {j, tt});
-  };
-  tileOut(out, rows, rpt);
-  tileAcc(acc, acc.update(), rpt);
-  // Static extents (a fixed shared allocation): rows past T (the last tile)
-  // accumulate the clamped last row and are never stored, features past N
-  // the panel's zero padding.
-  acc.compute_at(out, p).bound_extent(j, P).bound_extent(ta, rows);
-  if (!onHost())
-    acc.store_in(MemoryType::GPUShared);
-
-  // Shared-memory staging per K slab: the slab of token rows and the slab of
-  // the weight panel, loaded cooperatively by the block's threads.
-  Var xn = xc.args()[0], xt = xc.args()[1];
-  xc.compute_at(acc, ro);
-  gpuThreads(xc, {xn, xt});
-  Func panel = packed.in(acc);
-  Var pj = panel.args()[0], pk = panel.args()[1], pko("pko"), pki("pki");
-  panel.compute_at(acc, ro)
-      .split(pk, pko, pki, std::max(1, schedule.gpuThreads / P), guard)
-      .reorder(pj, pki, pko);
-  gpuThreads(panel, {pj, pki});
-}
 
 void scheduleForGpu(const KernelDesc &kernel, LoweredKernel &lowered, const Schedule &schedule) {
   if (kernel.kind == KernelKind::attention)

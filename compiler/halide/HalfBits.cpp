@@ -42,4 +42,17 @@ Expr floatOfHalfBits(Expr bits) {
   return reinterpret<float>(reinterpret<uint32_t>(absolute) | ((wide & u32(0x8000)) << 16));
 }
 
+Expr bfloatBitsOf(Expr value) {
+  Expr bits = reinterpret<uint32_t>(value);
+  // The 16 dropped bits rounded to nearest even; a carry moves into the
+  // exponent (up to infinity). A NaN stays a (quiet) NaN: rounding its
+  // payload could carry it into infinity.
+  Expr rounded = (bits + u32(0x7fff) + ((bits >> 16) & u32(1))) >> 16;
+  return select((bits & u32(0x7fffffff)) > u32(0x7f800000), (bits >> 16) | u32(0x40), rounded);
+}
+
+Expr floatOfBfloatBits(Expr bits) {
+  return reinterpret<float>((cast<uint32_t>(bits) & u32(0xffff)) << 16);
+}
+
 } // namespace tmc::halide

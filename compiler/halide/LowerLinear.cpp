@@ -196,9 +196,17 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // each pair of products is summed in f32 (vdpbf16ps's semantics).
     Var e("e"), k2("k2");
     Expr k = 2 * k2 + e;
-    xb(e, k2, t) = cast(BFloat(16), select(k < K, xc(min(k, K - 1), t), 0.0f));
+    Expr value = select(k < K, xc(min(k, K - 1), t), 0.0f);
     acc(j, t, p) = init;
-    acc(j, t, p) += cast<float>(xb(rp.x, rp.y, t)) * cast<float>(packed(rp.x, j, rp.y, p));
+    if (schedule.gpu) {
+      // The same rounding through the bits (HalfBits.h: NVPTX and bf16).
+      xb(e, k2, t) = bfloatBitsOf(value);
+      Expr weight = reinterpret<uint16_t>(packed(rp.x, j, rp.y, p));
+      acc(j, t, p) += floatOfBfloatBits(xb(rp.x, rp.y, t)) * floatOfBfloatBits(weight);
+    } else {
+      xb(e, k2, t) = cast(BFloat(16), value);
+      acc(j, t, p) += cast<float>(xb(rp.x, rp.y, t)) * cast<float>(packed(rp.x, j, rp.y, p));
+    }
     stages.push_back(xc);
     stages.push_back(xb);
   } else if (blocked) {
@@ -253,7 +261,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   if (schedule.algorithmOnly)
     return {out, args, stages};
   if (schedule.gpu) {
-    scheduleGemmGpu(out, acc, xc, packed, l, schedule);
+    scheduleGemmGpu({out, acc, xc, packed, xmax, l.bf16 ? xb : xq, xsum, blockSum}, l, schedule);
     return {out, args, stages};
   }
 

@@ -69,8 +69,17 @@ void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
 /// GPU schedules (GpuSchedule.cpp), applied instead of the CPU ones when
 /// `schedule.gpu`: the GEMM's (called by its lowering, which owns the Funcs)
 /// and every other kind's, applied by `lowerKernel` to the stages it returns.
-void scheduleGemmGpu(Halide::Func out, Halide::Func acc, Halide::Func xc, Halide::Func packed,
-                     const GemmLayout &layout, const Schedule &schedule);
+/// The Funcs of one GEMM that its schedules place (LowerLinear.cpp defines
+/// them; those a precision has no use for stay undefined): the output, the
+/// accumulator, the clamped tokens and the packed weight; for reduced
+/// precision the per-call stages: the rows' absolute maxima (int8, q4), the
+/// tokens as bf16 pairs or u8/s8 quads, and q4's token sums per block and
+/// int32 sums per block.
+struct GemmStages {
+  Halide::Func out, acc, tokens, packed;
+  Halide::Func rowMax, roundedTokens, tokenBlockSums, blockSums;
+};
+void scheduleGemmGpu(const GemmStages &gemm, const GemmLayout &layout, const Schedule &schedule);
 void scheduleForGpu(const KernelDesc &kernel, LoweredKernel &lowered, const Schedule &schedule);
 /// Fused attention; with `schedule.keyBlock > 0` it takes lowerAttentionBlocked.
 LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule);

@@ -2,7 +2,7 @@
 # run_cuda_test.py - One spec compiled for `--target cuda`, checked without a GPU.
 #
 #   run_cuda_test.py --tmc build/bin/tmc --spec SPEC.tm --work DIR
-#                    [--opt 0] [--expect KIND,KIND,...]
+#                    [--opt 0] [--expect KIND,KIND,...] [--precision P]
 #   run_cuda_test.py --tmc build/bin/tmc --usage --work DIR
 #
 # Compiles SPEC for CUDA twice: `--emit=device -o DIR` (each kernel's PTX) and
@@ -80,6 +80,8 @@ def check_spec(args):
         return None
     name = os.path.splitext(os.path.basename(args.spec))[0]
     opt = [f"-O{args.opt}"] if args.opt is not None else []
+    if args.precision:
+        opt += ["--precision", args.precision]
     ptx_dir = os.path.join(args.work, "ptx")
     shutil.rmtree(ptx_dir, ignore_errors=True)
     must([args.tmc, "compile", args.spec, "--target", "cuda", "--emit=device", "-o", ptx_dir]
@@ -134,6 +136,7 @@ def main():
     parser.add_argument("--spec")
     parser.add_argument("--opt", type=int, choices=[0, 1, 2])
     parser.add_argument("--expect", help="kernel kinds (name prefixes) that must have PTX")
+    parser.add_argument("--precision", help="tmc compile --precision (default: the spec's)")
     parser.add_argument("--usage", action="store_true")
     args = parser.parse_args()
     # The executable runs with the work folder as its cwd: name it absolutely.
