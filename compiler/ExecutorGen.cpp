@@ -32,6 +32,14 @@ const char *dtypeEnum(DType dtype) {
   return "TMR_F32";
 }
 
+/// tmr_quantized for quantizedStorage's entry.
+const char *quantizedEnum(const std::string &storage) {
+  return storage == "int8"   ? "TMR_QUANT_INT8"
+         : storage == "q4"   ? "TMR_QUANT_Q4"
+         : storage == "bf16" ? "TMR_QUANT_BF16"
+                             : "TMR_QUANT_NONE";
+}
+
 bool isWeight(const Slot &slot) {
   return slot.kind == Slot::Kind::Weight || slot.kind == Slot::Kind::Joined;
 }
@@ -166,10 +174,12 @@ void ExecutorWriter::declarations() {
     os << "// Every buffer a kernel reads or writes may have a copy on the GPU.\n"
        << "using View = DeviceView;\n";
   os << "\nconst tmr_tensor_desc kTensors[] = {\n";
-  for (const TensorSpec &tensor : plan.weights) {
+  std::vector<std::string> storage = quantizedStorage(plan);
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const TensorSpec &tensor = plan.weights[i];
     os << "  {" << cxxStringLiteral(tensor.name) << ", " << tensor.shape.size() << ", {";
     llvm::interleaveComma(tensor.shape, os);
-    os << "}, " << dtypeEnum(tensor.dtype) << "},\n";
+    os << "}, " << dtypeEnum(tensor.dtype) << ", " << quantizedEnum(storage[i]) << "},\n";
   }
   os << "};\n\n";
   profileSlots();
@@ -184,6 +194,10 @@ void ExecutorWriter::kernelDeclarations() {
     if (kernel.kind == KernelKind::linear)
       os << "int tmk_pack_" << kernel.symbol() << suffix
          << "(halide_buffer_t *, halide_buffer_t *);\n";
+    if (kernel.kind == KernelKind::linear &&
+        (kernel.precision == "int8" || kernel.precision == "q4"))
+      os << "int tmk_pack_" << kernel.symbol() << suffix
+         << "_quantized(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);\n";
     std::vector<BufferShape> signature = kernelSignature(kernel);
     std::vector<std::string> names = {"tmk_" + kernel.symbol() + suffix};
     if (std::string decode = decodeSuffix(kernel); !decode.empty())

@@ -42,6 +42,34 @@ const PackedWeight *PreparedWeights::packOf(const KernelCall &call) const {
   return nullptr;
 }
 
+std::vector<std::string> quantizedStorage(const KernelPlan &plan) {
+  std::vector<std::string> storage(plan.weights.size());
+  std::vector<bool> unpacked(plan.weights.size(), false);
+  for (const KernelCall &call : plan.calls) {
+    if (call.kind != KernelCall::Kind::Kernel)
+      continue;
+    const KernelDesc &kernel = plan.kernels[call.kernel];
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const Slot &slot = call.args[a].slot;
+      if (slot.kind != Slot::Kind::Weight && slot.kind != Slot::Kind::Joined)
+        continue;
+      const bool packed = kernel.kind == KernelKind::linear && a == 1;
+      for (int64_t source : manifestSources(plan, slot)) {
+        std::string &entry = storage[static_cast<size_t>(source)];
+        // Two kernels packing it in different precisions: neither format.
+        if (!packed || (!entry.empty() && entry != kernel.precision))
+          unpacked[static_cast<size_t>(source)] = true;
+        else
+          entry = kernel.precision;
+      }
+    }
+  }
+  for (size_t i = 0; i < storage.size(); ++i)
+    if (unpacked[i] || storage[i] == "f32")
+      storage[i].clear();
+  return storage;
+}
+
 PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target) {
   PreparedWeights out;
   out.joinedOffset.assign(plan.joined.size(), -1);
@@ -93,6 +121,71 @@ void emitStack(llvm::raw_ostream &os, const JoinedWeight &joined,
   os << "    }\n";
 }
 
+/// The branch of prepare() that packs a pre-quantized int8 or q4 weight
+/// (docs/spec-language.md, "Quantized weight files"): its parts' values and
+/// scales, stacked first when there are several, straight into the panels.
+/// Parts pre-quantized and parts not cannot share one GEMM: refused.
+void emitQuantizedPack(llvm::raw_ostream &os, const PackedWeight &pack, const KernelDesc &kernel,
+                       const std::vector<int64_t> &parts, const std::vector<TensorSpec> &manifest,
+                       const std::string &packKernel, const std::string &what) {
+  const bool q4 = pack.layout.q4;
+  const int64_t K = kernel.inWidth, N = kernel.width;
+  // Per row: the values' bytes (q4: two values a byte, K in blocks of 32)
+  // and the scales (int8: one f32; q4: an f16 per block).
+  const int64_t rowBytes = q4 ? 16 * pack.layout.q4Blocks : K;
+  const int64_t rowScales = q4 ? pack.layout.q4Blocks : 1;
+  const char *valueType =
+      q4 ? "halide_type_t(halide_type_uint, 8)" : "halide_type_t(halide_type_int, 8)";
+  const char *scaleType = q4 ? "halide_type_t(halide_type_uint, 16)" : "halide_type_float";
+  const char *scaleC = q4 ? "uint16_t" : "float";
+  std::string all, any;
+  for (int64_t part : parts) {
+    std::string has = "scales[" + std::to_string(part) + "]";
+    all += (all.empty() ? "" : " && ") + has;
+    any += (any.empty() ? "" : " || ") + has;
+  }
+  if (parts.size() > 1)
+    os << "    if (scales && (" << any << ") && !(" << all << ")) {\n"
+       << "      delete block;\n"
+       << "      std::snprintf(err, errLen, \"%s\", "
+       << cxxStringLiteral(what + " are stacked into one GEMM: a weights file must hold all "
+                                  "of them pre-quantized, or none")
+       << ");\n      return 1;\n    }\n";
+  os << "    if (scales && " << all << ") {\n";
+  std::string values, scales;
+  if (parts.size() == 1) {
+    values = "weights[" + std::to_string(parts[0]) + "]";
+    scales = "scales[" + std::to_string(parts[0]) + "]";
+  } else {
+    os << "      Aligned<uint8_t> values;\n      Aligned<" << scaleC << "> rowScales;\n"
+       << "      if (!values.allocate(" << rowBytes * N << ") || !rowScales.allocate("
+       << rowScales * N << ")) {\n"
+       << "        delete block;\n"
+       << "        std::snprintf(err, errLen, \"out of memory for a stacked weight\");\n"
+       << "        return 1;\n      }\n";
+    int64_t row = 0;
+    for (int64_t part : parts) {
+      const int64_t rows = manifest[part].shape.front();
+      os << "      std::memcpy(values.data + " << row * rowBytes << ", weights[" << part << "], "
+         << rows * rowBytes << ");\n"
+         << "      std::memcpy(rowScales.data + " << row * rowScales << ", scales[" << part
+         << "], sizeof(" << scaleC << ") * " << rows * rowScales << ");\n";
+      row += rows;
+    }
+    values = "values.data";
+    scales = "rowScales.data";
+  }
+  os << "      View q(" << values << ", " << valueType << ", {" << rowBytes << ", " << N << "});\n"
+     << "      View s(" << scales << ", " << scaleType << ", {";
+  if (q4)
+    os << rowScales << ", ";
+  os << N << "});\n"
+     << "      if (int rc = " << packKernel << "(q.get(), s.get(), p.get())) {\n"
+     << "        delete block;\n"
+     << "        return kernelFailed(err, errLen, "
+     << cxxStringLiteral("pack of pre-quantized " + what) << ", rc);\n      }\n    }\n";
+}
+
 } // namespace
 
 void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWeights &prepared,
@@ -107,7 +200,8 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
   os << "// Packs every linear weight once into the GEMMs' panel layout, stacking\n"
      << "// the parts of a fused projection's weights first"
      << (gpu ? "; then uploads the weights to the GPU, once.\n" : ".\n")
-     << "int prepare(const void *const *weights, int32_t threads, tmr_weight_done_fn done,\n"
+     << "int prepare(const void *const *weights, const void *const *scales, int32_t threads,\n"
+     << "            tmr_weight_done_fn done,\n"
      << "            void *doneContext, void **prepared, char *err, size_t errLen) {\n"
      << "  tmr_halide_error_clear();\n"
      << "  halide_set_num_threads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
@@ -140,8 +234,21 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
   for (size_t i = 0; i < order.size(); ++i) {
     const PackedWeight &pack = *order[i];
     const KernelDesc &kernel = plan.kernels[pack.kernel];
+    std::vector<int64_t> parts = manifestSources(plan, pack.source);
     std::string what;
-    os << "  {\n";
+    for (int64_t part : parts)
+      what += (what.empty() ? "" : " + ") + manifest[part].name;
+    const std::string packKernel = "tmk_pack_" + kernel.symbol() + suffix;
+    os << "  {\n    View p(" << blockData << " + " << pack.offset << ", " << pack.viewArguments()
+       << ");\n";
+    if (pack.layout.quantized()) {
+      // A file may hold the weight pre-quantized (`tmc quantize`): then
+      // its values and scales are packed as they are.
+      emitQuantizedPack(os, pack, kernel, parts, manifest, packKernel + "_quantized", what);
+      os << "    else {\n";
+    } else {
+      os << "    {\n";
+    }
     if (pack.source.kind == Slot::Kind::Joined) {
       const JoinedWeight &joined = plan.joined[pack.source.index];
       os << "    Aligned<float> stacked;\n"
@@ -151,19 +258,14 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
          << "      return 1;\n    }\n";
       emitStack(os, joined, manifest, "stacked.data");
       os << "    View w(stacked.data, halide_type_float, {";
-      for (int64_t part : joined.parts)
-        what += (what.empty() ? "" : " + ") + manifest[part].name;
     } else {
       os << "    View w(weights[" << pack.source.index << "], halide_type_float, {";
-      what = manifest[pack.source.index].name;
     }
     os << kernel.inWidth << ", " << kernel.width << "});\n"
-       << "    View p(" << blockData << " + " << pack.offset << ", " << pack.viewArguments()
-       << ");\n"
-       << "    if (int rc = tmk_pack_" << kernel.symbol() << suffix << "(w.get(), p.get())) {\n"
+       << "    if (int rc = " << packKernel << "(w.get(), p.get())) {\n"
        << "      delete block;\n"
        << "      return kernelFailed(err, errLen, " << cxxStringLiteral("pack of " + what)
-       << ", rc);\n    }\n";
+       << ", rc);\n    }\n    }\n";
     // A raw weight may go once its last pack is made; one that another
     // kernel reads (a table lookup) only as far as it can be read back.
     for (int64_t source : manifestSources(plan, pack.source)) {

@@ -56,6 +56,15 @@ struct PreparedWeights {
 
 PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target);
 
+/// How a weights file may hold each manifest tensor besides its manifest
+/// dtype, pre-quantized (`tmc quantize` writes it so, the loader accepts it
+/// so; tmr_abi.h's tmr_quantized, docs/spec-language.md's format): "bf16",
+/// "int8" or "q4" where every kernel that reads the tensor reads it packed in
+/// that precision; "" for the rest (a bias, a norm, an f32 linear's weight,
+/// a table some kernel reads unpacked: a tied head's, which the embedding
+/// lookup also reads). Needs no target: the layouts do not matter here.
+std::vector<std::string> quantizedStorage(const KernelPlan &plan);
+
 /// Manifest tensors a weight slot is made of: itself, or a stack's parts.
 std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot);
 

@@ -76,6 +76,11 @@ AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype)
     case TMR_F32: out[i] = static_cast<const float *>(data)[i]; break;
     case TMR_F16: out[i] = halfToFloat(words[i]); break;
     case TMR_BF16: out[i] = bfloat16ToFloat(words[i]); break;
+    // Pre-quantized values are never widened (their scales say what they mean).
+    case TMR_I8:
+    case TMR_U8:
+      out[i] = 0;
+      break;
     }
   }
   return out;

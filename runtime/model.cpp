@@ -96,6 +96,9 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
   // weight once more and drops it, so drop them here too rather than hold
   // the whole file resident beside the packed copies.
   model->warnings_ = nonFiniteWarnings(*model->file_, path);
+  for (std::string &warning :
+       q4OverflowWarnings(*model->file_, path, desc->tensors, desc->num_tensors))
+    model->warnings_.push_back(std::move(warning));
   for (int32_t i = 0; i < desc->num_tensors; ++i) {
     const TensorView *tensor = model->file_->find(desc->tensors[i].name);
     if (model->file_->isMapped(tensor->data))
@@ -104,13 +107,23 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
 
   // Kernels compute in f32: f16 and bf16 weights are widened once, here, and
   // their narrow pages in the mapping are not needed again.
+  // Pre-quantized weights (I8, U8) are packed from their values and scales
+  // as they are.
   size_t count = static_cast<size_t>(desc->num_tensors);
   model->widened_.resize(count);
   model->dropped_.assign(count, false);
+  model->scales_.assign(count, nullptr);
+  bool quantized = false;
   for (size_t i = 0; i < count; ++i) {
     const TensorView *tensor = model->file_->find(desc->tensors[i].name);
     if (tensor->dtype == TMR_F32) {
       model->pointers_.push_back(tensor->data);
+      continue;
+    }
+    if (tensor->dtype == TMR_I8 || tensor->dtype == TMR_U8) {
+      model->pointers_.push_back(tensor->data);
+      model->scales_[i] = model->file_->find(std::string(desc->tensors[i].name) + ".scale")->data;
+      quantized = true;
       continue;
     }
     model->widened_[i] =
@@ -124,8 +137,9 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
   // each raw weight it will not read again as it goes.
   if (desc->prepare) {
     char message[1024] = {0};
-    if (desc->prepare(model->pointers_.data(), threads, &Model::weightDone, model.get(),
-                      &model->prepared_, message, sizeof message) != 0) {
+    if (desc->prepare(model->pointers_.data(), quantized ? model->scales_.data() : nullptr, threads,
+                      &Model::weightDone, model.get(), &model->prepared_, message,
+                      sizeof message) != 0) {
       message[sizeof message - 1] = '\0';
       if (model->file_->lost()) {
         *error = model->file_->lostMessage();

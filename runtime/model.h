@@ -51,6 +51,9 @@ private:
   const tmr_model_desc *desc_;
   std::unique_ptr<SafetensorsFile> file_;
   std::vector<const void *> pointers_;
+  /// Per weight: its scales where the file holds it pre-quantized (I8 or
+  /// U8 values in pointers_), else null; all null: none (prepare() gets null).
+  std::vector<const void *> scales_;
   std::vector<std::string> warnings_;
   /// Widened copies of f16/bf16 tensors, by manifest index (empty for f32).
   std::vector<AlignedVector<float>> widened_;

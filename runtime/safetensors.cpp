@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
@@ -33,12 +34,12 @@ using Json = nlohmann::ordered_json;
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 /// Safetensors dtypes that exist but that no model of ours consumes.
-constexpr const char *kOtherDtypes[] = {
-    "F64", "I64",  "I32",     "I16",     "I8",      "U64",     "U32",     "U16",
-    "U8",  "BOOL", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"};
+constexpr const char *kOtherDtypes[] = {"F64",     "I64",     "I32",     "I16",     "U64",
+                                        "U32",     "U16",     "BOOL",    "F8_E4M3", "F8_E5M2",
+                                        "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"};
 
 bool parseDtype(const std::string &text, tmr_dtype *dtype) {
-  for (tmr_dtype d : {TMR_F32, TMR_F16, TMR_BF16})
+  for (tmr_dtype d : {TMR_F32, TMR_F16, TMR_BF16, TMR_I8, TMR_U8})
     if (text == dtypeName(d)) {
       *dtype = d;
       return true;
@@ -77,6 +78,10 @@ const char *dtypeName(tmr_dtype dtype) {
     return "F16";
   case TMR_BF16:
     return "BF16";
+  case TMR_I8:
+    return "I8";
+  case TMR_U8:
+    return "U8";
   }
   return "invalid-dtype";
 }
@@ -88,6 +93,9 @@ size_t dtypeSize(tmr_dtype dtype) {
   case TMR_F16:
   case TMR_BF16:
     return 2;
+  case TMR_I8:
+  case TMR_U8:
+    return 1;
   }
   return 0;
 }
@@ -228,7 +236,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       bool known = std::any_of(std::begin(kOtherDtypes), std::end(kOtherDtypes),
                                [&](const char *d) { return dtypeText == d; });
       if (known)
-        return fail(what + " has unsupported dtype " + dtypeText + " (supported: F32, F16, BF16)");
+        return fail(what + " has unsupported dtype " + dtypeText +
+                    " (supported: F32, F16, BF16, I8, U8)");
       return fail(what + " has unknown dtype " + inQuotes(dtypeText));
     }
 
@@ -365,6 +374,9 @@ NonFinite findNonFinite(const TensorView &tensor) {
     return scanWords<uint16_t>(tensor.data, tensor.bytes / 2, 0x7c00u);
   case TMR_BF16:
     return scanWords<uint16_t>(tensor.data, tensor.bytes / 2, 0x7f80u);
+  case TMR_I8:
+  case TMR_U8:
+    break; // integers are always finite
   }
   return {};
 }
@@ -392,6 +404,128 @@ std::vector<std::string> nonFiniteWarnings(const SafetensorsFile &file,
   return warnings;
 }
 
+namespace {
+
+const char *quantizedName(tmr_quantized quantized) {
+  switch (quantized) {
+  case TMR_QUANT_INT8:
+    return "int8";
+  case TMR_QUANT_Q4:
+    return "q4";
+  case TMR_QUANT_BF16:
+    return "bf16";
+  case TMR_QUANT_NONE:
+    break;
+  }
+  return "f32";
+}
+
+/// A weight held in another dtype than its manifest's: pre-quantized as the
+/// model multiplies it (tmr_quantized: values, and scales named NAME.scale),
+/// or a problem naming the tensor, what the file holds and what would do.
+void checkQuantized(const SafetensorsFile &file, const tmr_tensor_desc &desc,
+                    const TensorView &tensor, std::vector<std::string> *problems) {
+  const std::string name = inQuotes(desc.name);
+  std::vector<int64_t> shape(desc.shape, desc.shape + desc.rank);
+  // What the dtype in the file says it was quantized for.
+  const tmr_quantized held = tensor.dtype == TMR_I8     ? TMR_QUANT_INT8
+                             : tensor.dtype == TMR_U8   ? TMR_QUANT_Q4
+                             : tensor.dtype == TMR_BF16 ? TMR_QUANT_BF16
+                                                        : TMR_QUANT_NONE;
+  if (held != desc.quantized) {
+    std::string want = std::string(dtypeName(desc.dtype)) + " values";
+    if (desc.quantized != TMR_QUANT_NONE)
+      want += std::string(" or ") + quantizedName(desc.quantized) + " (tmc quantize --precision " +
+              quantizedName(desc.quantized) + ")";
+    problems->push_back(
+        "tensor " + name + " has dtype " + dtypeName(tensor.dtype) +
+        (held != TMR_QUANT_NONE ? std::string(" (quantized for ") + quantizedName(held) + ")"
+                                : std::string()) +
+        ", but the model multiplies it in " + quantizedName(desc.quantized) + ": expected " + want);
+    return;
+  }
+  if (desc.rank != 2) {
+    problems->push_back("tensor " + name + " cannot be quantized (rank " +
+                        std::to_string(desc.rank) + ")");
+    return;
+  }
+  const int64_t N = desc.shape[0], K = desc.shape[1], blocks = (K + 31) / 32;
+  std::vector<int64_t> values = shape;
+  if (held == TMR_QUANT_Q4)
+    values = {N, 16 * blocks};
+  if (tensor.shape != values)
+    problems->push_back("tensor " + name + " has shape " + formatShape(tensor.shape) +
+                        ", expected " + formatShape(values) +
+                        (held == TMR_QUANT_Q4 ? " (two 4-bit values a byte, K " +
+                                                    std::to_string(K) + " in blocks of 32)"
+                                              : std::string()));
+  if (held == TMR_QUANT_BF16)
+    return;
+  const std::string scaleName = std::string(desc.name) + ".scale";
+  const tmr_dtype scaleDtype = held == TMR_QUANT_Q4 ? TMR_F16 : TMR_F32;
+  const std::vector<int64_t> scaleShape =
+      held == TMR_QUANT_Q4 ? std::vector<int64_t>{N, blocks} : std::vector<int64_t>{N};
+  const char *per =
+      held == TMR_QUANT_Q4 ? "one per block of 32 of each row" : "one per output channel";
+  const TensorView *scale = file.find(scaleName);
+  if (!scale) {
+    problems->push_back("missing tensor " + inQuotes(scaleName) + " (expected " +
+                        dtypeName(scaleDtype) + " " + formatShape(scaleShape) + ", the scales of " +
+                        name + ", " + per + ")");
+    return;
+  }
+  if (scale->dtype != scaleDtype)
+    problems->push_back("tensor " + inQuotes(scaleName) + " has dtype " + dtypeName(scale->dtype) +
+                        ", expected " + dtypeName(scaleDtype));
+  if (scale->shape != scaleShape)
+    problems->push_back("tensor " + inQuotes(scaleName) + " has shape " +
+                        formatShape(scale->shape) + ", expected " + formatShape(scaleShape) + " (" +
+                        per + ")");
+}
+
+} // namespace
+
+std::vector<std::string> q4OverflowWarnings(const SafetensorsFile &file,
+                                            const std::string &displayName,
+                                            const tmr_tensor_desc *expected, int32_t count) {
+  // ggml's Q4_0 scale is the block's extreme / -8 in f16: 65520 and above
+  // round to infinity.
+  constexpr float kOverflow = 524160.0f;
+  std::vector<std::string> warnings;
+  for (int32_t i = 0; i < count; ++i) {
+    const TensorView *tensor = expected[i].name ? file.find(expected[i].name) : nullptr;
+    if (expected[i].quantized != TMR_QUANT_Q4 || !tensor ||
+        (tensor->dtype != TMR_F32 && tensor->dtype != TMR_BF16))
+      continue; // pre-quantized (its scales are scanned as weights), or f16: never that large
+    const size_t elements = tensor->bytes / dtypeSize(tensor->dtype);
+    int64_t found = 0, first = -1;
+    for (size_t k = 0; k < elements; ++k) {
+      float value;
+      if (tensor->dtype == TMR_F32) {
+        std::memcpy(&value, static_cast<const unsigned char *>(tensor->data) + 4 * k, 4);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, static_cast<const unsigned char *>(tensor->data) + 2 * k, 2);
+        uint32_t wide = static_cast<uint32_t>(bits) << 16;
+        std::memcpy(&value, &wide, 4);
+      }
+      if (std::isfinite(value) && std::fabs(value) >= kOverflow && found++ == 0)
+        first = static_cast<int64_t>(k);
+    }
+    if (found == 0)
+      continue;
+    const int64_t K = tensor->shape.empty() ? 1 : tensor->shape.back();
+    warnings.push_back(
+        displayName + ": tensor " + inQuotes(tensor->name) + " has " + std::to_string(found) +
+        " value" + (found == 1 ? "" : "s") + " of magnitude 524160 or more (the first, at " +
+        formatShape({first / K, first % K}) +
+        "): quantized to q4, its block's scale (the largest magnitude / 8) overflows f16 to "
+        "infinity, and every output it reaches is infinite or NaN; keep this layer in f32, bf16 "
+        "or int8");
+  }
+  return warnings;
+}
+
 bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
                   const tmr_tensor_desc *expected, int32_t count, std::string *error) {
   std::vector<std::string> problems;
@@ -399,7 +533,7 @@ bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
     problems.push_back("the model's manifest is invalid (" + std::to_string(count) + " tensors)");
     count = 0;
   }
-  std::set<std::string_view> expectedNames;
+  std::set<std::string, std::less<>> expectedNames;
   for (int32_t i = 0; i < count; ++i) {
     const tmr_tensor_desc &desc = expected[i];
     if (!desc.name || desc.rank < 0 || desc.rank > TMR_MAX_RANK) {
@@ -412,6 +546,12 @@ bool checkTensors(const SafetensorsFile &file, const std::string &displayName,
     if (!tensor) {
       problems.push_back("missing tensor " + inQuotes(desc.name) + " (expected " +
                          dtypeName(desc.dtype) + " " + formatShape(shape) + ")");
+      continue;
+    }
+    if (tensor->dtype != desc.dtype &&
+        (tensor->dtype == TMR_I8 || tensor->dtype == TMR_U8 || desc.quantized != TMR_QUANT_NONE)) {
+      checkQuantized(file, desc, *tensor, &problems);
+      expectedNames.insert(std::string(desc.name) + ".scale");
       continue;
     }
     if (tensor->dtype != desc.dtype)

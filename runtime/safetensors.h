@@ -114,6 +114,16 @@ NonFinite findNonFinite(const TensorView &tensor);
 std::vector<std::string> nonFiniteWarnings(const SafetensorsFile &file,
                                            const std::string &displayName);
 
+/// One line per weight that the model quantizes to q4 at load (`expected`:
+/// its manifest, tmr_quantized) holding finite values of magnitude 524160 or
+/// more: their blocks' scales (the largest magnitude / 8) round to an
+/// infinite f16, and every output such a block reaches is infinite or NaN.
+/// E.g. "w.safetensors: tensor 'x' has 1 value of magnitude 524160 or more
+/// (the first, at [3, 17]): ...". Such weights load, as non-finite ones do.
+std::vector<std::string> q4OverflowWarnings(const SafetensorsFile &file,
+                                            const std::string &displayName,
+                                            const tmr_tensor_desc *expected, int32_t count);
+
 /// One tensor for writeSafetensors; `data` holds product(shape) elements.
 struct TensorToWrite {
   std::string name;

@@ -103,10 +103,12 @@ tmr_model_params tmr_model_default_params(void);
 /* Opens the safetensors file at `weights_path` for the model linked into this
  * program (the one in libNAME.a). Every tensor the model expects must be there
  * with its shape and dtype (`tmc manifest MODEL.tm` lists them) and nothing
- * else; f16 and bf16 weights are widened to f32; linear weights are packed for
- * the GEMMs. `params` may be NULL (defaults). On success *model owns the
- * mapping until tmr_model_close. Errors: TMR_ERROR_IO, TMR_ERROR_BAD_WEIGHTS
- * (the message names every wrong tensor), TMR_ERROR_ABI, TMR_ERROR_OUT_OF_MEMORY. */
+ * else, or, for weights the model multiplies in bf16, int8 or q4, as `tmc
+ * quantize` stores them (`tmc manifest --quantized`); f16 and bf16 weights are
+ * widened to f32; linear weights are packed for the GEMMs. `params` may be NULL (defaults). On
+ * success *model owns the mapping until tmr_model_close. Errors: TMR_ERROR_IO,
+ * TMR_ERROR_BAD_WEIGHTS (the message names every wrong tensor), TMR_ERROR_ABI,
+ * TMR_ERROR_OUT_OF_MEMORY. */
 tmr_status tmr_model_open(const char *weights_path, const tmr_model_params *params,
                           tmr_model **model);
 

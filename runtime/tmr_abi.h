@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 4
+#define TMR_ABI_VERSION 5
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -23,7 +23,17 @@ extern "C" {
  * tokens, segment ids and output may be anywhere. */
 #define TMR_BUFFER_ALIGNMENT 128
 
-typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2 } tmr_dtype;
+/* I8 and U8 hold pre-quantized weights (`tmc quantize`), never a manifest's dtype. */
+typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2, TMR_I8 = 3, TMR_U8 = 4 } tmr_dtype;
+
+/* How a file may also hold a weight: pre-quantized as the kernels that read
+ * it multiply it (docs/spec-language.md, "Quantized weight files"). */
+typedef enum tmr_quantized {
+  TMR_QUANT_NONE = 0, /* only as its manifest dtype */
+  TMR_QUANT_INT8 = 1, /* or I8 values [N, K] and "NAME.scale" F32 [N] */
+  TMR_QUANT_Q4 = 2,   /* or U8 nibbles [N, 16 ceil(K/32)] and "NAME.scale" F16 [N, ceil(K/32)] */
+  TMR_QUANT_BF16 = 3  /* or BF16 [N, K] (widened at load, exactly, then packed) */
+} tmr_quantized;
 
 /* One expected weight tensor, as `tmc manifest` lists it. */
 typedef struct tmr_tensor_desc {
@@ -31,6 +41,7 @@ typedef struct tmr_tensor_desc {
   int32_t rank;
   int64_t shape[TMR_MAX_RANK];
   tmr_dtype dtype;
+  tmr_quantized quantized;
 } tmr_tensor_desc;
 
 /* What one forward pass reads and writes. A decoder's sequence is fed in
@@ -67,12 +78,15 @@ typedef void (*tmr_weight_done_fn)(void *context, int32_t index, int32_t still_r
 
 /* Once per set of weights, before any run: lays the weights out as the
  * kernels read them fastest (linear weights packed into column panels).
+ * `scales` (may be NULL: none) has one entry per weight: NULL for a weight in
+ * its manifest dtype, else the scales of a pre-quantized weight, whose
+ * weights[] entry then holds its I8 or U8 values (tmr_quantized).
  * `done` (may be NULL) learns which weights are no longer needed, one by one,
  * so that the raw and packed copies of all weights are never resident at once.
  * Returns 0 and *prepared (freed with release), or non-zero with a message. */
-typedef int (*tmr_prepare_fn)(const void *const *weights, int32_t num_threads,
-                              tmr_weight_done_fn done, void *done_context, void **prepared,
-                              char *err, size_t err_len);
+typedef int (*tmr_prepare_fn)(const void *const *weights, const void *const *scales,
+                              int32_t num_threads, tmr_weight_done_fn done, void *done_context,
+                              void **prepared, char *err, size_t err_len);
 typedef void (*tmr_release_fn)(void *prepared);
 
 typedef struct tmr_model_desc {

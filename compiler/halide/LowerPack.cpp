@@ -75,10 +75,20 @@
 //   the high ones. A block's scales for 16 channels are two 16-byte loads,
 //   low bytes and high bytes, away (P is a multiple of 4).
 //
+// Pre-quantized weights (`tmc quantize`; docs/spec-language.md, "Quantized
+// weight files"): int8 and q4 GEMMs also get `lowerPackQuantizedWeight`,
+//   in  values  int8 (k, n) [K, N] (q above); q4: uint8 (byte, n) [16 B, N],
+//               byte i of block b holding q[32 b + i] | q[32 b + 16 + i] << 4
+//   in  scales  f32 (n) [N] (scale above); q4: uint16 (b, n) [B, N], f16 bits
+//   out packed_weight, exactly as above
+// so that such a file packs to the very bytes its f32 original packs to.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Lowering.h"
+
+#include <stdexcept>
 
 using namespace Halide;
 
@@ -108,15 +118,38 @@ Expr byteOf(Expr bits32, Expr e) {
                                     cast<uint32_t>(0xff)));
 }
 
-/// The int8 panels: quantized quads, then each channel's scale and
-/// correction bytes (the contract above).
-PackedWeightFuncs definePackedInt8(const Func &weight, const GemmLayout &layout) {
+/// The int8 panels (the contract above) of per-channel values `quantized(k,
+/// n)` (int8, any n: clamped inside) and scales `scale(n)` (f32): quads, then
+/// each channel's scale and correction bytes. `stats` are the stages that
+/// computed them; the panels add the channels' sums of values.
+PackedWeightFuncs int8Panels(const Func &quantized, const Func &scale, std::vector<Func> stats,
+                             const GemmLayout &layout) {
   const int P = layout.panelWidth;
   const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
   const int K4 = static_cast<int>(layout.kQuads);
-  Var n("n"), k("k"), e("e"), j("j"), k4("k4"), p("p");
+  Var n("n"), e("e"), j("j"), k4("k4"), p("p");
   RDom r(0, K, "r");
-  Func absMax("weight_absmax"), quantized("weight_q"), rowSum("weight_qsum");
+  Func rowSum("weight_qsum");
+  rowSum(n) = 0;
+  rowSum(n) += cast<int32_t>(quantized(r, n));
+  stats.push_back(rowSum);
+  Expr channel = p * P + j, kk = 4 * k4 + e;
+  Expr inside = channel < N;
+  Expr quad = select(inside && kk < K, quantized(min(kk, K - 1), channel), cast<int8_t>(0));
+  Expr channelScale = select(inside, scale(min(channel, N - 1)), 0.0f);
+  Expr correction = select(inside, 128 * rowSum(channel), 0);
+  Func packed("packed_weight");
+  packed(e, j, k4, p) =
+      select(k4 < K4, quad, k4 == K4, byteOf(channelScale, e), byteOf(correction, e));
+  return {packed, stats};
+}
+
+/// int8 from an f32 weight: each channel quantized as the contract says.
+PackedWeightFuncs definePackedInt8(const Func &weight, const GemmLayout &layout) {
+  const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
+  Var n("n"), k("k");
+  RDom r(0, K, "r");
+  Func absMax("weight_absmax"), quantized("weight_q"), scale("weight_scale");
   Expr row = min(n, N - 1);
   absMax(n) = 0.0f;
   absMax(n) = max(absMax(n), abs(weight(r, row)));
@@ -125,26 +158,45 @@ PackedWeightFuncs definePackedInt8(const Func &weight, const GemmLayout &layout)
   Expr inv = select(absMax(n) > 0.0f, strict_float(127.0f / absMax(n)), 0.0f);
   quantized(k, n) =
       cast<int8_t>(clamp(round(strict_float(weight(k, row) * inv)), -127.0f, 127.0f));
-  rowSum(n) = 0;
-  rowSum(n) += cast<int32_t>(quantized(r, n));
-  Expr channel = p * P + j, kk = 4 * k4 + e;
-  Expr inside = channel < N;
-  Expr quad = select(inside && kk < K, quantized(min(kk, K - 1), channel), cast<int8_t>(0));
-  Expr scale = select(inside, strict_float(absMax(channel) / 127.0f), 0.0f);
-  Expr correction = select(inside, 128 * rowSum(channel), 0);
-  Func packed("packed_weight");
-  packed(e, j, k4, p) =
-      select(k4 < K4, quad, k4 == K4, byteOf(scale, e), byteOf(correction, e));
-  return {packed, {absMax, rowSum}};
+  scale(n) = strict_float(absMax(n) / 127.0f);
+  return int8Panels(quantized, scale, {absMax}, layout);
 }
 
-/// The q4 panels: per pair of blocks, four rows of nibble pairs for each
-/// block, then the two blocks' f16 scales (the contract above).
-PackedWeightFuncs definePackedQ4(const Func &weight, const GemmLayout &layout) {
+/// The q4 panels (the contract above) of each block's stored values
+/// `quantized(i, b, n)` (u8, 0..15; any b and n: clamped by the caller's
+/// Funcs) and f16 scale bits `scaleBits(b, n)` (uint32): per pair of
+/// blocks, four rows of nibble pairs for each block, then the two blocks'
+/// scales.
+PackedWeightFuncs q4Panels(const Func &quantized, const Func &scaleBits, std::vector<Func> stats,
+                           const GemmLayout &layout) {
   const int P = layout.panelWidth;
-  const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
+  const int N = static_cast<int>(layout.N);
   const int B = static_cast<int>(layout.q4Blocks);
-  Var n("n"), b("b"), i("i"), e("e"), j("j"), r("r"), p("p");
+  Var e("e"), j("j"), r("r"), p("p");
+  Expr s = r / 9, row = r % 9;
+  // Nibble rows: channel j's quad.
+  Expr channel = p * P + j;
+  Expr block = 2 * s + row / 4, h = row % 4;
+  Expr safeBlock = min(block, B - 1), safeChannel = min(channel, N - 1);
+  Expr nibbles = quantized(8 * h + e, safeBlock, safeChannel) |
+                 (quantized(8 * h + 4 + e, safeBlock, safeChannel) << 4);
+  nibbles = select(channel >= N, cast<uint8_t>(0), block < B, nibbles, cast<uint8_t>(0x88));
+  // The scale row, byte o = 4 j + e: four runs of P bytes (the contract).
+  Expr o = 4 * j + e;
+  Expr scaleBlock = 2 * s + o / (2 * P), high = (o / P) % 2 == 1;
+  Expr scaleChannel = p * P + o % P;
+  Expr bits = scaleBits(min(scaleBlock, B - 1), min(scaleChannel, N - 1));
+  Expr scaleByte = cast<uint8_t>(select(high, bits >> 8, bits & 0xff));
+  scaleByte = select(scaleBlock < B && scaleChannel < N, scaleByte, cast<uint8_t>(0));
+  Func packed("packed_weight");
+  packed(e, j, r, p) = reinterpret<int8_t>(select(row < 8, nibbles, scaleByte));
+  return {packed, stats};
+}
+
+/// q4 from an f32 weight: each block quantized as ggml's Q4_0 (the contract).
+PackedWeightFuncs definePackedQ4(const Func &weight, const GemmLayout &layout) {
+  const int N = static_cast<int>(layout.N), K = static_cast<int>(layout.K);
+  Var n("n"), b("b"), i("i");
   RDom ri(0, 32, "ri");
   auto value = [&](Expr index, Expr block, Expr channel) {
     Expr k = 32 * block + index;
@@ -164,24 +216,7 @@ PackedWeightFuncs definePackedQ4(const Func &weight, const GemmLayout &layout) {
       cast<uint8_t>(min(15, cast<int32_t>(strict_float(value(i, b, n) * id + 8.5f))));
   // uint32, not uint16: HalfBits.h says why.
   scaleBits(b, n) = halfBitsOf(d);
-  Expr s = r / 9, row = r % 9;
-  // Nibble rows: channel j's quad.
-  Expr channel = p * P + j;
-  Expr block = 2 * s + row / 4, h = row % 4;
-  Expr safeBlock = min(block, B - 1), safeChannel = min(channel, N - 1);
-  Expr nibbles = quantized(8 * h + e, safeBlock, safeChannel) |
-                 (quantized(8 * h + 4 + e, safeBlock, safeChannel) << 4);
-  nibbles = select(channel >= N, cast<uint8_t>(0), block < B, nibbles, cast<uint8_t>(0x88));
-  // The scale row, byte o = 4 j + e: four runs of P bytes (the contract).
-  Expr o = 4 * j + e;
-  Expr scaleBlock = 2 * s + o / (2 * P), high = (o / P) % 2 == 1;
-  Expr scaleChannel = p * P + o % P;
-  Expr bits = scaleBits(min(scaleBlock, B - 1), min(scaleChannel, N - 1));
-  Expr scaleByte = cast<uint8_t>(select(high, bits >> 8, bits & 0xff));
-  scaleByte = select(scaleBlock < B && scaleChannel < N, scaleByte, cast<uint8_t>(0));
-  Func packed("packed_weight");
-  packed(e, j, r, p) = reinterpret<int8_t>(select(row < 8, nibbles, scaleByte));
-  return {packed, {extreme, scaleBits}};
+  return q4Panels(quantized, scaleBits, {extreme, scaleBits}, layout);
 }
 
 } // namespace
@@ -247,20 +282,71 @@ void schedulePackedWeight(PackedWeightFuncs &funcs, const GemmLayout &layout,
     packed.parallel(p);
 }
 
+PackedWeightFuncs definePackedFromQuantized(const Func &values, const Func &scales,
+                                            const GemmLayout &layout) {
+  const int N = static_cast<int>(layout.N);
+  Var k("k"), n("n"), i("i"), b("b");
+  Expr row = min(n, N - 1);
+  if (layout.int8) {
+    Func quantized("weight_q"), scale("weight_scale");
+    quantized(k, n) = values(k, row);
+    scale(n) = scales(row);
+    return int8Panels(quantized, scale, {}, layout);
+  }
+  // q4: byte j of a block holds value j (low nibble) and value j + 16.
+  Func quantized("weight_q4"), scaleBits("weight_q4_scale");
+  Expr byte = values(16 * b + i % 16, row);
+  quantized(i, b, n) = select(i < 16, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
+  scaleBits(b, n) = cast<uint32_t>(scales(b, row));
+  return q4Panels(quantized, scaleBits, {}, layout);
+}
+
+namespace {
+
+/// A pack kernel of `funcs` reading `inputs`: the contract's output shape,
+/// and schedulePackedWeight's schedule.
+LoweredKernel packKernel(PackedWeightFuncs funcs, std::vector<Argument> inputs,
+                         const KernelDesc &kernel, const Schedule &schedule) {
+  Func &packed = funcs.packed;
+  const BufferShape shape = packedWeightShape(kernel, schedule);
+  constrainOutput(packed, shape);
+  packed.set_estimates(estimatesOf(shape));
+  schedulePackedWeight(funcs, gemmLayout(kernel, schedule), schedule);
+  std::vector<Func> stages = funcs.channelStats;
+  stages.push_back(packed);
+  return {packed, std::move(inputs), stages};
+}
+
+} // namespace
+
+LoweredKernel lowerPackQuantizedWeight(const KernelDesc &kernel, const Schedule &schedule) {
+  const GemmLayout layout = gemmLayout(kernel, schedule);
+  if (!layout.quantized())
+    throw std::runtime_error("only int8 and q4 weights are pre-quantized, not " + kernel.precision);
+  const int N = static_cast<int>(layout.N);
+  const int rowBytes = static_cast<int>(layout.q4 ? 16 * layout.q4Blocks : layout.K);
+  const int blocks = static_cast<int>(layout.q4Blocks);
+  ImageParam values(layout.q4 ? UInt(8) : Int(8), 2, "values"); // (byte or k, n)
+  ImageParam scales(layout.q4 ? UInt(16) : Float(32), layout.q4 ? 2 : 1, "scales");
+  values.dim(0).set_bounds(0, rowBytes).dim(1).set_bounds(0, N).set_stride(rowBytes);
+  values.set_estimates({{0, rowBytes}, {0, N}});
+  if (layout.q4) {
+    scales.dim(0).set_bounds(0, blocks).dim(1).set_bounds(0, N).set_stride(blocks);
+    scales.set_estimates({{0, blocks}, {0, N}});
+  } else {
+    scales.dim(0).set_bounds(0, N);
+    scales.set_estimates({{0, N}});
+  }
+  return packKernel(definePackedFromQuantized(values, scales, layout), {values, scales}, kernel,
+                    schedule);
+}
+
 LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule) {
   GemmLayout layout = gemmLayout(kernel, schedule);
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam w = makeInput(sig[1], "weight"); // (k, n)
   w.set_estimates({{0, static_cast<int>(layout.K)}, {0, static_cast<int>(layout.N)}});
-  PackedWeightFuncs funcs = definePackedWeight(w, layout);
-  Func &packed = funcs.packed;
-  const BufferShape shape = packedWeightShape(kernel, schedule);
-  constrainOutput(packed, shape);
-  packed.set_estimates(estimatesOf(shape));
-  schedulePackedWeight(funcs, layout, schedule);
-  std::vector<Func> stages = funcs.channelStats;
-  stages.push_back(packed);
-  return {packed, {w}, stages};
+  return packKernel(definePackedWeight(w, layout), {w}, kernel, schedule);
 }
 
 } // namespace tmc::halide

@@ -50,6 +50,10 @@ LoweredKernel lowerLinear(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerPackedLinear(const KernelDesc &kernel, const Schedule &schedule);
 /// The load-time kernel: weight (k, n) [K, N] -> packed panels (j, k, p).
 LoweredKernel lowerPackWeight(const KernelDesc &kernel, const Schedule &schedule);
+/// An int8 or q4 GEMM's pack kernel from a pre-quantized weight (`tmc
+/// quantize`'s file): its values and scales in, the same panels out
+/// (LowerPack.cpp's contract).
+LoweredKernel lowerPackQuantizedWeight(const KernelDesc &kernel, const Schedule &schedule);
 /// The packed weight's shape: {P, K, panels} with P = gemmLayout().panelWidth.
 BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule);
 /// The packing algorithm: `packed`, and the statistics it reads, which are

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Error.h"
+#include "compiler/Pipeline.h"
+#include "compiler/PreparedWeights.h"
+#include "compiler/Quantize.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/RunMemory.h"
 #include "frontend/Diagnostics.h"
@@ -15,6 +18,7 @@
 #include "frontend/MaskAnalysis.h"
 #include "frontend/ModelStats.h"
 #include "runtime/memory.h"
+#include "runtime/safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
@@ -420,30 +424,87 @@ int checkCommand(int argc, char **argv) {
   return 0;
 }
 
+namespace {
+
+/// One line (or JSON entry) of `tmc manifest`.
+struct ListedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype; ///< the safetensors spelling: "F32", "I8", ...
+};
+
+/// The tensors of `tmc quantize`'s file for the model (compiler/Quantize.h),
+/// from its plan; nullopt when the plan cannot be formed (diagnosed).
+std::optional<std::vector<ListedTensor>> quantizedTensors(const std::string &input,
+                                                          const SpecOverrides &overrides) {
+  PipelineOptions pipeline;
+  pipeline.input = input;
+  pipeline.overrides = overrides;
+  Expected<std::unique_ptr<PlannedModel>> model = runPipeline(pipeline);
+  if (!model) {
+    reportError(model.takeError());
+    return std::nullopt;
+  }
+  const KernelPlan &plan = (*model)->plan;
+  Expected<std::vector<StoredTensor>> layout =
+      quantizedLayout(plan.weights, quantizedStorage(plan));
+  if (!layout) {
+    reportError(layout.takeError());
+    return std::nullopt;
+  }
+  std::vector<ListedTensor> listed;
+  for (const StoredTensor &tensor : *layout)
+    listed.push_back({tensor.name, tensor.shape, tmr::dtypeName(tensor.dtype)});
+  return listed;
+}
+
+} // namespace
+
 int manifestCommand(int argc, char **argv) {
-  releaseGlobalOptions({"json"});
+  releaseGlobalOptions({"json", "quantized", "precision"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<bool> asJson("json", cl::desc("Print the tensors as JSON"), cl::cat(toolOptions));
+  cl::opt<bool> quantized("quantized",
+                          cl::desc("List the tensors as `tmc quantize` writes them: the bf16, "
+                                   "int8 and q4 linears' weights quantized, with their scales "
+                                   "(NAME.scale)"),
+                          cl::cat(toolOptions));
+  PrecisionOption precision;
   if (!parseOptions(argc, argv, "tmc manifest: list the weight tensors a model expects\n"))
     return kExitUsage;
-  auto loaded = load(input);
-  if (!loaded)
-    return 1;
-  std::vector<TensorSpec> manifest = buildManifest(*loaded->spec);
+  Expected<SpecOverrides> overrides = precision.overrides();
+  if (!overrides)
+    return reportError(overrides.takeError());
+  // The f32 manifest is the same in every precision: a --precision without
+  // --quantized would be a mistake that changes nothing.
+  if (overrides->precision && !quantized)
+    return reportError(makeUsageError(
+        "--precision applies with --quantized (the manifest's own dtypes do not depend on it)"));
+  std::vector<ListedTensor> listed;
+  if (quantized) {
+    std::optional<std::vector<ListedTensor>> tensors = quantizedTensors(input, *overrides);
+    if (!tensors)
+      return 1;
+    listed = std::move(*tensors);
+  } else {
+    auto loaded = load(input);
+    if (!loaded)
+      return 1;
+    for (const TensorSpec &tensor : buildManifest(*loaded->spec))
+      listed.push_back({tensor.name, tensor.shape, safetensorsDType(tensor.dtype)});
+  }
   if (asJson) {
     json list = json::array();
-    for (const TensorSpec &tensor : manifest)
-      list.push_back({{"name", tensor.name},
-                      {"shape", tensor.shape},
-                      {"dtype", safetensorsDType(tensor.dtype)}});
+    for (const ListedTensor &tensor : listed)
+      list.push_back({{"name", tensor.name}, {"shape", tensor.shape}, {"dtype", tensor.dtype}});
     outs() << list.dump(2) << "\n";
     return 0;
   }
-  for (const TensorSpec &tensor : manifest) {
+  for (const ListedTensor &tensor : listed) {
     outs() << tensor.name << " [";
     interleaveComma(tensor.shape, outs());
-    outs() << "] " << safetensorsDType(tensor.dtype) << "\n";
+    outs() << "] " << tensor.dtype << "\n";
   }
   return 0;
 }

@@ -55,6 +55,7 @@ struct PrecisionOption {
 
 int checkCommand(int argc, char **argv);
 int manifestCommand(int argc, char **argv);
+int quantizeCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);
 int tuneCommand(int argc, char **argv);
 

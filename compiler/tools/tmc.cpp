@@ -185,6 +185,8 @@ const Command kCommands[] = {
     {"check", "parse and verify a spec; print its size", checkCommand},
     {"manifest", "list the weight tensors a spec expects", manifestCommand},
     {"init-weights", "write deterministic random weights (safetensors)", initWeightsCommand},
+    {"quantize", "store a model's reduced-precision linear weights quantized (safetensors)",
+     quantizeCommand},
     {"compile", "compile a spec into a standalone executable", compileCommand},
     {"verify", "compare the compiled kernels with the reference, value by value", verifyCommand},
     {"tune", "search kernel schedules by measurement into a tuning database", tuneCommand},

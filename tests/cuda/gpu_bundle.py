@@ -59,12 +59,21 @@ def prepare(args):
         name = os.path.splitext(os.path.basename(spec))[0]
         if args.precision:
             name += "-" + args.precision
+        if getattr(args, "quantize", False):
+            name += "-quantized-file"
         if args.bench:
             models.append(bench_model(args, spec, name, precision))
             continue
         weights = f"{name}.safetensors"
         must([args.tmc, "init-weights", spec, "-o", os.path.join(args.out, weights), "--seed",
               "7"])
+        if args.quantize:
+            # Both executables load the `tmc quantize` file instead.
+            f32 = os.path.join(args.out, weights)
+            weights = f"{name}.quantized.safetensors"
+            must([args.tmc, "quantize", spec, "--weights", f32, "-o",
+                  os.path.join(args.out, weights)] + precision)
+            os.remove(f32)
         host = os.path.join(host_dir, name)
         must([args.tmc, "compile", spec, "-o", host] + precision)
         if args.on_host:
@@ -208,6 +217,8 @@ def main():
     p.add_argument("--tmc", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--precision")
+    p.add_argument("--quantize", action="store_true",
+                   help="run on the `tmc quantize` file of the seeded weights")
     p.add_argument("--bench", action="store_true",
                    help="time these models instead (128-token prompt, 32 greedy steps): "
                         "their weights are made where `check` runs")
@@ -227,7 +238,7 @@ def main():
     args = parser.parse_args()
     if args.verb == "on-host":
         shutil.rmtree(args.out, ignore_errors=True)
-        args.on_host, args.bench, args.dir = True, False, args.out
+        args.on_host, args.bench, args.quantize, args.dir = True, False, False, args.out
         for precision in args.precisions.split(","):
             args.precision = None if precision == "f32" else precision
             prepare(args)

@@ -104,6 +104,20 @@ TEST_P(Int8GemmKernelTest, MatchesExactIntegerGemmOfQuantizedInputs) {
             << "correction byte " << e << ", n=" << n;
       }
     }
+  // The same bytes from the weight pre-quantized as `tmc quantize` writes
+  // it (docs/spec-language.md): the values, and each channel's scale.
+  Halide::Buffer<int8_t> values(K, N);
+  Halide::Buffer<float> scales(N);
+  for (int n = 0; n < N; ++n) {
+    scales(n) = channels[n].scale;
+    for (int k = 0; k < K; ++k)
+      values(k, n) = static_cast<int8_t>(channels[n].values[k]);
+  }
+  Halide::Buffer<int8_t> fromQuantized(extents);
+  test::realizeWith(halide::lowerPackQuantizedWeight(desc, schedule), tt.halide,
+                    {{"values", values}, {"scales", scales}}, fromQuantized);
+  ASSERT_EQ(std::memcmp(fromQuantized.data(), packed.data(), packed.size_in_bytes()), 0)
+      << "the pre-quantized pack differs from the f32 pack";
 
   halide::LoweredKernel gemm = halide::lowerPackedLinear(desc, schedule);
   for (int T : {1, 5, 13, 130}) {

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace tmc;
@@ -157,6 +158,23 @@ TEST_P(Q4GemmKernelTest, MatchesTheQuantizedInputsSummedExactly) {
               << "packed(" << e << ", " << j << ", " << r << ", " << p << "), n=" << n;
         }
     }
+  // The same bytes from the weight pre-quantized as `tmc quantize` writes
+  // it (docs/spec-language.md): byte i of a block holds its values i (low
+  // nibble) and i + 16; the blocks' f16 scales.
+  Halide::Buffer<uint8_t> values(16 * B, N);
+  Halide::Buffer<uint16_t> scales(B, N);
+  for (int n = 0; n < N; ++n)
+    for (int b = 0; b < B; ++b) {
+      scales(b, n) = channels[n].scaleBits[b];
+      for (int i = 0; i < 16; ++i)
+        values(16 * b + i, n) = static_cast<uint8_t>(channels[n].q[b * kBlock + i] |
+                                                     channels[n].q[b * kBlock + 16 + i] << 4);
+    }
+  Halide::Buffer<int8_t> fromQuantized(extents);
+  test::realizeWith(halide::lowerPackQuantizedWeight(desc, schedule), packHalide,
+                    {{"values", values}, {"scales", scales}}, fromQuantized);
+  ASSERT_EQ(std::memcmp(fromQuantized.data(), packed.data(), packed.size_in_bytes()), 0)
+      << "the pre-quantized pack differs from the f32 pack";
 
   halide::LoweredKernel gemm = halide::lowerPackedLinear(desc, schedule);
   for (int T : {1, 5, 13, 130}) {

@@ -62,8 +62,8 @@ int decoderRun(const tmr_run_args *args, char *err, size_t errLen) {
   return 0;
 }
 
-int prepareDecoder(const void *const *weights, int32_t, tmr_weight_done_fn done, void *context,
-                   void **prepared, char *, size_t) {
+int prepareDecoder(const void *const *weights, const void *const *, int32_t,
+                   tmr_weight_done_fn done, void *context, void **prepared, char *, size_t) {
   auto *packed = new float[kVocab * kWidth];
   for (int64_t i = 0; i < kVocab * kWidth; ++i)
     packed[i] = 2 * static_cast<const float *>(weights[0])[i];

@@ -78,7 +78,7 @@ const BadFile kBadFiles[] = {
     {"UnknownDtype", R"({"w": {"dtype": "F33", "shape": [1], "data_offsets": [0, 4]}})", 4,
      "tensor 'w' has unknown dtype 'F33'"},
     {"UnsupportedDtype", R"({"w": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", 8,
-     "tensor 'w' has unsupported dtype F64 (supported: F32, F16, BF16)"},
+     "tensor 'w' has unsupported dtype F64 (supported: F32, F16, BF16, I8, U8)"},
     {"NegativeDim", R"({"w": {"dtype": "F32", "shape": [2, -3], "data_offsets": [0, 4]}})", 4,
      "tensor 'w' has negative dimension -3"},
     {"BeginAfterEnd", R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}})", 8,
