@@ -13,9 +13,12 @@ its graph; tmc's --bench reports the median step the same way). Engines are inte
 shuffled order every round; the table gives medians over rounds, and the ratios each of tmc's
 rows against each llama.cpp row at the same thread count and each engine at its best thread
 count. Before timing, every llama.cpp file's next-token logits are checked against tmc f32's
-(max |a - b| / max |b|, bounded by PARITY): a wrong file would time the wrong model.
+(max |a - b| / max |b|, bounded by PARITY): a wrong file would time the wrong model. Then each
+reduced precision's `tmc quantize` file is measured against the f32 file it came from: bytes on
+disk (beside llama.cpp's GGUF of the matching type) and the wall time of a one-token run from
+each (start, load, packing; median of 5).
 
-Writes RESULTS/precision-gpt2-DATE.json and prints a markdown table.
+Writes RESULTS/precision-gpt2-DATE-HHMM.json and prints markdown tables.
 """
 import argparse
 import json
@@ -62,6 +65,38 @@ def time_tmc(exe, model, threads, runs, steps):
     data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
     return {"prefill_ms": data["prefill_ms"], "decode_ms": data["decode_ms"],
             "peak_rss_bytes": data["peak_rss_bytes"], "isa": data.get("isa")}
+
+
+def start_ms(exe, weights, runs):
+    """Wall time of a whole one-token run (start, load and pack, one prompt
+    token, exit), the median of `runs`: what a file's format costs at load."""
+    times = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        bench.run([exe, "--weights", weights, "--tokens", "1", "--threads", "2"],
+                  env=bench.peer_env(2))
+        times.append((time.perf_counter() - begin) * 1e3)
+    return statistics.median(times)
+
+
+def measure_files(tmc, model, exes, ggufs, runs):
+    """Per reduced precision: `tmc quantize`'s file against the f32 file it
+    came from (bytes, and the start of a one-token run from each; the same
+    packed bytes result, so the runs after it are the same), and llama.cpp's
+    GGUF of the matching type on disk."""
+    files = {}
+    for precision, gguf_type in (("bf16", "bf16"), ("int8", "q8_0"), ("q4", "q4_0")):
+        quantized = os.path.join(model.dir, f"weights-{precision}.safetensors")
+        bench.run([tmc, "quantize", model.spec, "--weights", model.weights, "-o", quantized,
+                   "--precision", precision])
+        files[precision] = {
+            "f32_file_bytes": os.path.getsize(model.weights),
+            "quantized_file_bytes": os.path.getsize(quantized),
+            "llama_gguf": gguf_type, "llama_gguf_bytes": os.path.getsize(ggufs[gguf_type]),
+            "start_ms_f32_file": start_ms(exes[precision], model.weights, runs),
+            "start_ms_quantized_file": start_ms(exes[precision], quantized, runs)}
+        bench.log(f"   tmc {precision}: quantized file {files[precision]}")
+    return files
 
 
 def check_llama(model, gguf, matrix_type, f32_logits):
@@ -115,6 +150,7 @@ def main():
                   "of tmc f32's")
 
     load_before = bench.loadavg()
+    files = measure_files(tmc, model, exes, ggufs, 5)
     samples = {}  # (engine label, threads) -> [result per round]
     rng = random.Random(bench.SEED)
     for t in threads:
@@ -163,9 +199,11 @@ def main():
            "model": {"spec": spec, "prompt_tokens": tokens, "decode_steps": args.steps,
                      "seed": bench.SEED},
            "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads},
-           "llama_parity_vs_tmc_f32": parity, "rows": rows, "ratios": ratios}
+           "llama_parity_vs_tmc_f32": parity, "rows": rows, "ratios": ratios,
+           "weights_files": files}
     os.makedirs(args.results, exist_ok=True)
-    path = os.path.join(args.results, f"precision-gpt2-{time.strftime('%Y-%m-%d')}.json")
+    # Hours and minutes too: a later run the same day keeps the earlier one's evidence.
+    path = os.path.join(args.results, f"precision-gpt2-{time.strftime('%Y-%m-%d-%H%M')}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"\nGPT-2 small, prompt {tokens} tokens then {args.steps} consecutive decoding steps; "
@@ -174,6 +212,13 @@ def main():
     for row in rows:
         print(f"| {row['engine']} | {row['threads']} | {row['prefill_ms']:.1f} | "
               f"{row['decode_ms']:.2f} | {row['peak_rss_bytes'] / 1e6:.0f} |")
+    print("\n| tmc precision | f32 file MB | tmc quantize file MB | llama.cpp GGUF MB | start + 1 "
+          "token, f32 file ms | same, quantized file ms |\n|---|---|---|---|---|---|")
+    for precision, f in files.items():
+        print(f"| {precision} | {f['f32_file_bytes'] / 1e6:.0f} | "
+              f"{f['quantized_file_bytes'] / 1e6:.0f} | {f['llama_gguf']} "
+              f"{f['llama_gguf_bytes'] / 1e6:.0f} | {f['start_ms_f32_file']:.0f} | "
+              f"{f['start_ms_quantized_file']:.0f} |")
     print()
     for name, value in ratios.items():
         print(f"- {name}: {value['ratio']:.2f}x (threads {value['threads'][0]} vs "
