@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Error.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Error.h"
+#include "compiler/PreparedWeights.h"
 #include "compiler/Schedule.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 using namespace tmc;
@@ -210,6 +212,71 @@ TEST(Pipeline, SpecErrorsAreDiagnosedOnce) {
   // The frontend's diagnostic (file:line:col) and no second "tmc: error".
   EXPECT_NE(printed.find("bad.tm:1:"), std::string::npos) << printed;
   EXPECT_EQ(printed.find("tmc: error"), std::string::npos) << printed;
+}
+
+} // namespace
+
+namespace {
+
+/// The format `tmc quantize` writes and the loader accepts for each tensor
+/// (PreparedWeights.h's quantizedStorage): the precision of the one kernel
+/// that packs it, nothing for a tensor any kernel reads unpacked.
+std::map<std::string, std::string> storageOf(const char *spec) {
+  PipelineOptions options;
+  options.input = writeTemp("storage.tm", spec);
+  std::unique_ptr<PlannedModel> model = plan(options);
+  std::map<std::string, std::string> storage;
+  if (!model)
+    return storage;
+  std::vector<std::string> entries = quantizedStorage(model->plan);
+  EXPECT_EQ(entries.size(), model->plan.weights.size());
+  for (size_t i = 0; i < entries.size() && i < model->plan.weights.size(); ++i)
+    storage[model->plan.weights[i].name] = entries[i];
+  return storage;
+}
+
+TEST(QuantizedStorage, IsThePrecisionOfTheKernelThatPacksEachWeight) {
+  std::map<std::string, std::string> storage = storageOf(R"(model mixed {
+  vocab = 40
+  d_model = 32
+  max_seq = 8
+  position = learned
+  precision = int8
+  output = lm_head(tied = false)
+  decoder {
+    layers = 3
+    heads = 4
+    d_ff = 48
+    layers 1..1 { precision = q4 }
+    layers 2..2 { precision = f32 }
+  }
+}
+)");
+  // q, k and v are stacked into one GEMM: each part takes its precision.
+  EXPECT_EQ(storage["decoder.layers.0.self_attn.q.weight"], "int8");
+  EXPECT_EQ(storage["decoder.layers.0.self_attn.v.weight"], "int8");
+  EXPECT_EQ(storage["decoder.layers.0.ffn.down.weight"], "int8");
+  EXPECT_EQ(storage["decoder.layers.1.self_attn.k.weight"], "q4");
+  EXPECT_EQ(storage["decoder.layers.1.ffn.up.weight"], "q4");
+  EXPECT_EQ(storage["decoder.layers.2.self_attn.q.weight"], "");
+  EXPECT_EQ(storage["decoder.layers.0.self_attn.q.bias"], "");
+  EXPECT_EQ(storage["embed.tokens"], "");
+  EXPECT_EQ(storage["output.weight"], "int8");
+}
+
+TEST(QuantizedStorage, LeavesATiedHeadsTableAsTheEmbeddingReadsIt) {
+  std::map<std::string, std::string> storage = storageOf(R"(model tied {
+  vocab = 40
+  d_model = 32
+  max_seq = 8
+  position = learned
+  precision = q4
+  output = lm_head(tied = true)
+  decoder { layers = 1; heads = 4; d_ff = 48 }
+}
+)");
+  EXPECT_EQ(storage["embed.tokens"], "");
+  EXPECT_EQ(storage["decoder.layers.0.ffn.up.weight"], "q4");
 }
 
 } // namespace
