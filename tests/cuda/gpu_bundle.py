@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # gpu_bundle.py - CUDA executables checked on a GPU machine that has no tmc.
 #
-#   gpu_bundle.py prepare --tmc build/bin/tmc --out DIR [--precision P] [--on-host] SPEC.tm ...
+#   gpu_bundle.py prepare --tmc build/bin/tmc --out DIR [--precision P] [--quantize]
+#                         [--on-host] [--bench] SPEC.tm ...
 #   gpu_bundle.py check DIR [--tolerance 1e-4]
 #   gpu_bundle.py on-host --tmc build/bin/tmc --out DIR [--precisions bf16,int8] SPEC.tm ...
 #
@@ -10,17 +11,19 @@
 # executable: the prompt's output, and where the model generates, 8 greedy
 # steps (every position's logits and the tokens). DIR then holds the CUDA
 # executables, the weights and those host results, with bundle.json naming
-# them. `check` (on the GPU machine: numpy and an NVIDIA driver, nothing
-# else) runs each CUDA executable on the same inputs and compares: the max
-# error normalized by the largest host value must be within --tolerance
-# (the GPU sums the same products in another order and contracts them into
-# FMAs, so f32 agreement is near 1e-6, reduced precision near its rounding
-# ties), and the generated tokens must be the same. It prints one line per
-# model and exits 1 if any differs. Models prepared with --bench (too large to
-# carry weights for) are timed instead: `check` writes seeded weights from
-# their manifest and prints each executable's --bench line. With --on-host, `prepare` compiles the
-# GPU schedules for this CPU instead (TMC_GPU_SCHEDULE_ON_HOST=1), and ctest
-# runs both verbs here (label cuda): the same comparison without a GPU.
+# them. `check` (on the GPU machine: numpy and an NVIDIA driver, nothing else)
+# runs each CUDA executable on the same inputs and compares: the max error
+# normalized by the largest host value must be within --tolerance (the GPU
+# sums the same products in another order and contracts them into FMAs, so f32
+# agreement is near 1e-6, reduced precision near its rounding ties), and the
+# generated tokens must be the same. It prints one line per model and exits 1
+# if any differs. With --quantize both executables load the `tmc quantize`
+# file of the seeded weights. Models prepared with --bench (too large to carry
+# weights for) are timed instead: `check` writes seeded weights from their
+# manifest and prints each executable's --bench line. With --on-host,
+# `prepare` compiles the GPU schedules for this CPU instead
+# (TMC_GPU_SCHEDULE_ON_HOST=1), and ctest runs both verbs here (label cuda):
+# the same comparison without a GPU.
 
 import argparse
 import json
@@ -59,7 +62,7 @@ def prepare(args):
         name = os.path.splitext(os.path.basename(spec))[0]
         if args.precision:
             name += "-" + args.precision
-        if getattr(args, "quantize", False):
+        if args.quantize:
             name += "-quantized-file"
         if args.bench:
             models.append(bench_model(args, spec, name, precision))
