@@ -194,8 +194,7 @@ void ExecutorWriter::kernelDeclarations() {
     if (kernel.kind == KernelKind::linear)
       os << "int tmk_pack_" << kernel.symbol() << suffix
          << "(halide_buffer_t *, halide_buffer_t *);\n";
-    if (kernel.kind == KernelKind::linear &&
-        (kernel.precision == "int8" || kernel.precision == "q4"))
+    if (kernel.kind == KernelKind::linear && kernel.quantized())
       os << "int tmk_pack_" << kernel.symbol() << suffix
          << "_quantized(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);\n";
     std::vector<BufferShape> signature = kernelSignature(kernel);

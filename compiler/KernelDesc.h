@@ -60,6 +60,10 @@ struct KernelDesc {
   /// one-row variant next to the tiled one. Not part of the name.
   bool decodeVariant = true;
 
+  /// A linear whose weights are quantized to int8 quads ("int8", "q4"):
+  /// packed with row scales, and also packable from a pre-quantized file.
+  bool quantized() const { return precision == "int8" || precision == "q4"; }
+
   /// Unique, stable, readable name: its parameters as a person writes them,
   /// defaults left out (`linear_k64_n128_b_relu`, `rmsnorm_d256_eps1e-06`,
   /// `attention_h8_kv2_d32_c`). What the plan, profiles, reports and the

@@ -14,6 +14,7 @@
 #include "compiler/Error.h"
 #include "compiler/PreparedWeights.h"
 #include "runtime/half.h"
+#include "runtime/message_text.h"
 #include "runtime/safetensors.h"
 
 #include <cmath>
@@ -43,19 +44,6 @@ constexpr int64_t kQ4Block = 32;
 
 int64_t q4Blocks(int64_t K) { return (K + kQ4Block - 1) / kQ4Block; }
 
-std::string quoted(const std::string &name) { return "'" + name + "'"; }
-
-/// A flat index into `shape` as "[i, j]".
-std::string indexText(int64_t flat, const std::vector<int64_t> &shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    int64_t extent = shape[d] > 0 ? shape[d] : 1;
-    index[d] = flat % extent;
-    flat /= extent;
-  }
-  return tmr::formatShape(index);
-}
-
 /// "2 non-finite values (the first, at [3, 17], is NaN)", or "" when every
 /// value is finite; `value(i)` is element i as f32.
 template <typename Value>
@@ -67,7 +55,8 @@ std::string nonFiniteText(int64_t count, const std::vector<int64_t> &shape, Valu
   if (bad == 0)
     return "";
   return std::to_string(bad) + " non-finite value" + (bad == 1 ? "" : "s") + " (the first, at " +
-         indexText(first, shape) + ", is " + (std::isnan(value(first)) ? "NaN" : "infinite") + ")";
+         tmr::formatShape(tmr::elementIndex(first, shape)) + ", is " +
+         (std::isnan(value(first)) ? "NaN" : "infinite") + ")";
 }
 
 } // namespace
@@ -92,7 +81,7 @@ llvm::Expected<std::vector<StoredTensor>> quantizedLayout(const std::vector<Tens
       continue;
     }
     if (tensor.shape.size() != 2)
-      return makeError("internal error: tensor " + quoted(tensor.name) + " of shape " +
+      return makeError("internal error: tensor " + tmr::quoted(tensor.name) + " of shape " +
                        tmr::formatShape(tensor.shape) + " cannot be stored as " + kind);
     const int64_t N = tensor.shape[0], K = tensor.shape[1];
     StoredTensor scale = values;
@@ -116,7 +105,7 @@ llvm::Expected<std::vector<StoredTensor>> quantizedLayout(const std::vector<Tens
       layout.push_back(scale);
     } else {
       return makeError("internal error: unknown storage '" + kind + "' for tensor " +
-                       quoted(tensor.name));
+                       tmr::quoted(tensor.name));
     }
   }
   return layout;
@@ -259,7 +248,7 @@ quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std:
     }
     // The executable warns about non-finite weights at load; a quantized
     // file no longer shows them as such, so the user hears about them now.
-    std::string tensorText = input + ": tensor " + quoted(manifest[stored.source].name);
+    std::string tensorText = input + ": tensor " + tmr::quoted(manifest[stored.source].name);
     if (!problem.empty() && scaleProblem.empty())
       summary.warnings.push_back(tensorText + " has " + problem + "; quantized to " +
                                  stored.storage + " anyway");

@@ -236,7 +236,7 @@ GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {
   // schedule's full width even for a layer narrower than it: with 4 or 8
   // lanes, LLVM encodes the dot product as AVX-VNNI's VEX vpdpbusd, which
   // Zen 4 lacks (SIGILL; PERFORMANCE.md). q4 sums its blocks the same way.
-  const bool dotProducts = kernel.precision == "int8" || kernel.precision == "q4";
+  const bool dotProducts = kernel.quantized();
   int vw =
       dotProducts ? std::max(1, schedule.vectorWidth) : vectorWidthFor(l.N, schedule.vectorWidth);
   l.vectorWidth = vw;

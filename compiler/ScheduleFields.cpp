@@ -47,7 +47,7 @@ llvm::Error checkVectorWidth(const KernelDesc &kernel, const TargetInfo &target,
                      std::to_string(2 * target.vectorWidth));
   // Narrower int32 accumulators make LLVM pick AVX-VNNI's VEX encoding of
   // vpdpbusd, an illegal instruction on CPUs with AVX512-VNNI only (Zen 4).
-  const bool quantized = kernel.precision == "int8" || kernel.precision == "q4";
+  const bool quantized = kernel.quantized();
   if (quantized && target.dotProducts && vw < target.vectorWidth)
     return makeError("vector_width=" + std::to_string(vw) + ": " + kernel.precision + " GEMMs on " +
                      target.name + " need " + std::to_string(target.vectorWidth) +

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/safetensors.h"
 
+#include "runtime/half.h"
 #include "runtime/mapping_guard.h"
 #include "runtime/memory.h"
 #include "runtime/message_text.h"
@@ -381,6 +382,16 @@ NonFinite findNonFinite(const TensorView &tensor) {
   return {};
 }
 
+std::vector<int64_t> elementIndex(int64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t extent = shape[d] > 0 ? shape[d] : 1;
+    index[d] = flat % extent;
+    flat /= extent;
+  }
+  return index;
+}
+
 std::vector<std::string> nonFiniteWarnings(const SafetensorsFile &file,
                                            const std::string &displayName) {
   std::vector<std::string> warnings;
@@ -388,18 +399,11 @@ std::vector<std::string> nonFiniteWarnings(const SafetensorsFile &file,
     NonFinite found = findNonFinite(tensor);
     if (found.count == 0)
       continue;
-    // The first bad element as an index into the shape, e.g. [3, 17].
-    std::vector<int64_t> index(tensor.shape.size());
-    int64_t rest = found.first;
-    for (size_t d = tensor.shape.size(); d-- > 0;) {
-      int64_t extent = tensor.shape[d] > 0 ? tensor.shape[d] : 1;
-      index[d] = rest % extent;
-      rest /= extent;
-    }
     warnings.push_back(displayName + ": tensor " + inQuotes(tensor.name) + " has " +
                        std::to_string(found.count) + " non-finite value" +
-                       (found.count == 1 ? "" : "s") + " (the first, at " + formatShape(index) +
-                       ", is " + (found.firstIsNaN ? "NaN" : "infinite") + ")");
+                       (found.count == 1 ? "" : "s") + " (the first, at " +
+                       formatShape(elementIndex(found.first, tensor.shape)) + ", is " +
+                       (found.firstIsNaN ? "NaN" : "infinite") + ")");
   }
   return warnings;
 }
@@ -500,25 +504,18 @@ std::vector<std::string> q4OverflowWarnings(const SafetensorsFile &file,
     const size_t elements = tensor->bytes / dtypeSize(tensor->dtype);
     int64_t found = 0, first = -1;
     for (size_t k = 0; k < elements; ++k) {
-      float value;
-      if (tensor->dtype == TMR_F32) {
-        std::memcpy(&value, static_cast<const unsigned char *>(tensor->data) + 4 * k, 4);
-      } else {
-        uint16_t bits;
-        std::memcpy(&bits, static_cast<const unsigned char *>(tensor->data) + 2 * k, 2);
-        uint32_t wide = static_cast<uint32_t>(bits) << 16;
-        std::memcpy(&value, &wide, 4);
-      }
+      const float value = tensor->dtype == TMR_F32
+                              ? static_cast<const float *>(tensor->data)[k]
+                              : bfloat16ToFloat(static_cast<const uint16_t *>(tensor->data)[k]);
       if (std::isfinite(value) && std::fabs(value) >= kOverflow && found++ == 0)
         first = static_cast<int64_t>(k);
     }
     if (found == 0)
       continue;
-    const int64_t K = tensor->shape.empty() ? 1 : tensor->shape.back();
     warnings.push_back(
         displayName + ": tensor " + inQuotes(tensor->name) + " has " + std::to_string(found) +
         " value" + (found == 1 ? "" : "s") + " of magnitude 524160 or more (the first, at " +
-        formatShape({first / K, first % K}) +
+        formatShape(elementIndex(first, tensor->shape)) +
         "): quantized to q4, its block's scale (the largest magnitude / 8) overflows f16 to "
         "infinity, and every output it reaches is infinite or NaN; keep this layer in f32, bf16 "
         "or int8");

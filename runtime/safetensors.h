@@ -107,6 +107,8 @@ struct NonFinite {
 /// Scans a tensor's elements for NaN and infinities (about as fast as reading
 /// the memory once).
 NonFinite findNonFinite(const TensorView &tensor);
+/// Element `flat` of a row-major tensor of `shape` as its index, e.g. [3, 17].
+std::vector<int64_t> elementIndex(int64_t flat, const std::vector<int64_t> &shape);
 /// One line per tensor holding NaN or infinities, naming it, the count and the
 /// first one's index; e.g. "w.safetensors: tensor 'x' has 2 non-finite values
 /// (the first, at [3, 17], is NaN)". Such weights load (a model may mean them),

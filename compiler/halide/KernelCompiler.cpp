@@ -110,7 +110,7 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
                               packTarget(variant), halide::lowerPackWeight))
           return std::move(error);
       // int8 and q4 weights may come pre-quantized (`tmc quantize`).
-      if (linear && (kernel.precision == "int8" || kernel.precision == "q4"))
+      if (linear && kernel.quantized())
         if (llvm::Error error =
                 builder.build("tmk_pack_" + kernel.symbol() + suffix + "_quantized", kernel,
                               schedule, packTarget(variant), halide::lowerPackQuantizedWeight))
