@@ -61,7 +61,9 @@ std::string slotPointer(const Slot &slot, const KernelPlan &plan,
     return llvm::formatv("arena + {0} * T", slot.index).str();
   case Slot::Kind::Output: return "output";
   case Slot::Kind::Cache:
-    return llvm::formatv("args->cache + {0}", plan.caches[slot.index].offset).str();
+    return llvm::formatv("static_cast<uint8_t *>(args->cache) + {0}",
+                         plan.caches[slot.index].offset)
+        .str();
   }
   return "nullptr";
 }
@@ -311,17 +313,13 @@ void ExecutorWriter::call(const KernelCall &call, KernelCall::Phase phase) {
 void ExecutorWriter::cacheAppend(const KernelCall &call) {
   const CacheDesc &cache = plan.caches[call.args[1].slot.index];
   const Slot &from = call.args[0].slot;
-  if (from.strided())
-    // A fused projection's k or v: its rows are rowStride floats apart.
-    os << "      for (int32_t r = 0; r < T; ++r)\n"
-       << "        std::memcpy(args->cache + " << cache.offset
-       << " + (static_cast<size_t>(P) + r) * " << cache.width << ", " << pointer(from)
-       << " + static_cast<size_t>(r) * " << from.rowStride << ", sizeof(float) * "
-       << cache.width << ");\n";
-  else
-    os << "      std::memcpy(args->cache + " << cache.offset << " + static_cast<size_t>(P) * "
-       << cache.width << ", " << pointer(from) << ", sizeof(float) * static_cast<size_t>(T) * "
-       << cache.width << ");\n";
+  // A fused projection's k or v has its rows rowStride floats apart.
+  const char *storage = cache.precision == "f16"    ? "CacheStorage::F16"
+                        : cache.precision == "bf16" ? "CacheStorage::BF16"
+                                                    : "CacheStorage::F32";
+  os << "      appendCacheRows(" << pointer(call.args[1].slot) << ", " << storage << ", "
+     << cache.width << ", P, " << pointer(from) << ", T, "
+     << (from.strided() ? from.rowStride : cache.width) << ");\n";
 }
 
 void ExecutorWriter::kernelCall(const KernelCall &call) {
@@ -366,7 +364,10 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
       continue;
     }
     os << "      View a" << a << "(" << pointer(arg.slot) << ", "
-       << (arg.shape.isInt32 ? "halide_type_int" : "halide_type_float") << ", {";
+       << (arg.shape.isInt32    ? "halide_type_int"
+           : arg.shape.isUInt16 ? "halide_type_t(halide_type_uint, 16)"
+                                : "halide_type_float")
+       << ", {";
     llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
     os << "}";
     if (arg.slot.strided())
@@ -408,11 +409,11 @@ void ExecutorWriter::modelDescriptor() {
   os << "const tmr_model_desc kModel = {\n"
      << "  TMR_ABI_VERSION, " << cxxStringLiteral(model.name) << ", \"" << outputKind(model)
      << "\", " << model.vocab << ", " << model.maxSeq << ", " << plan.outputWidth << ", "
-     << plan.outputRows << ", " << plan.cacheFloats << ", " << model.segments << ", "
+     << plan.outputRows << ", " << plan.cacheBytes << ", " << model.segments << ", "
      << (plan.hasEncode ? 1 : 0) << ",\n"
      << "  " << plan.weights.size() << ", kTensors, run, "
-     << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << model.dModel
-     << ", " << model.layers << ", " << arenaFloats << ", " << prepared.floats
+     << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << model.dModel << ", "
+     << model.layers << ", " << arenaFloats << ", " << prepared.floats
      << ",\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_compiled_model" << suffix << "(void) {\n"
      << "  profile.select();\n  return &kModel;\n}\n";

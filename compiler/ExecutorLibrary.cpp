@@ -104,9 +104,9 @@ std::string generateLibraryHeader(const KernelPlan &plan,
                   : '_';
   if (prefix.empty() || std::isdigit(static_cast<unsigned char>(prefix[0])))
     prefix = "M_" + prefix;
-  const char *kind = plan.hasEncode           ? "TMR_MODEL_ENCODER_DECODER"
-                     : plan.cacheFloats > 0   ? "TMR_MODEL_DECODER"
-                                              : "TMR_MODEL_ENCODER";
+  const char *kind = plan.hasEncode        ? "TMR_MODEL_ENCODER_DECODER"
+                     : plan.cacheBytes > 0 ? "TMR_MODEL_DECODER"
+                                           : "TMR_MODEL_ENCODER";
   const ModelDesc &spec = plan.model;
   const char *output = spec.output == OutputKind::LMHead       ? "TMR_OUTPUT_LOGITS"
                        : spec.output == OutputKind::Classifier ? "TMR_OUTPUT_CLASSES"

@@ -115,8 +115,9 @@ std::string KernelDesc::formatName(bool legacy) const {
     std::string scaleText = legacy         ? "_s" + number(scale)
                             : defaultScale ? std::string()
                                            : "_scale" + number(scale);
-    return llvm::formatv("attention_h{0}_kv{1}_d{2}{3}_{4}", heads, kvHeads, headDim, scaleText,
-                         maskName(mask)).str();
+    return llvm::formatv("attention_h{0}_kv{1}_d{2}{3}_{4}{5}", heads, kvHeads, headDim, scaleText,
+                         maskName(mask), kvPrecision == "f32" ? std::string() : "_kv" + kvPrecision)
+        .str();
   }
   case KernelKind::add:
     return llvm::formatv("add_d{0}", width).str();
@@ -172,6 +173,7 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   }
   case KernelKind::attention: {
     BufferShape q{false, false, {k.headDim, k.heads, T}}, kv{false, false, {k.headDim, k.kvHeads, T}};
+    kv.isUInt16 = k.kvPrecision != "f32"; // a cache's f16 or bf16 words
     if (k.mask.padding)
       return {q, kv, kv, offset, q}; // the scalar is the valid length
     return {q, kv, kv, q};

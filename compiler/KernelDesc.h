@@ -55,6 +55,9 @@ struct KernelDesc {
   /// "int8" (weights and each row of activations quantized, summed in int32)
   /// or "q4" (Q4_0 weights, rows as int8's, blocks of 32 summed in int32).
   std::string precision = "f32";
+  /// attention: how the key/value caches it reads store their rows, "f32",
+  /// "f16" or "bf16" (kv_cache); it widens each 16-bit element to f32.
+  std::string kvPrecision = "f32";
   MaskDesc mask;           ///< attention
   /// A decoding step runs it with one row (tmk-decode-variants): compile a
   /// one-row variant next to the tiled one. Not part of the name.
@@ -63,6 +66,9 @@ struct KernelDesc {
   /// A linear whose weights are quantized to int8 quads ("int8", "q4"):
   /// packed with row scales, and also packable from a pre-quantized file.
   bool quantized() const { return precision == "int8" || precision == "q4"; }
+  /// A GEMM that multiplies in bf16, int8 or q4: the only kernels that need a
+  /// dot-product variant's instructions (withoutDotProducts, Target.h).
+  bool usesDotProducts() const { return kind == KernelKind::linear && precision != "f32"; }
 
   /// Unique, stable, readable name: its parameters as a person writes them,
   /// defaults left out (`linear_k64_n128_b_relu`, `rmsnorm_d256_eps1e-06`,
@@ -95,6 +101,10 @@ struct BufferShape {
   std::vector<int64_t> extents;
   bool isBF16 = false; ///< elements are bf16 (a bf16 GEMM's packed weight)
   bool isInt8 = false; ///< elements are int8 (an int8 or q4 GEMM's packed weight)
+  /// Elements are 16-bit words holding f16 or bf16 bits (the keys and values
+  /// of a kv_cache = f16 | bf16 cache): integer typed, so that no target's
+  /// 16-bit float instructions are ever chosen for them (halide/HalfBits.h).
+  bool isUInt16 = false;
 };
 
 /// Parameters of a kernel in call order; the output is last. Activation

@@ -6,15 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/KernelPlan.h"
-
 #include "compiler/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <set>
 
 namespace tmc {
 
@@ -48,7 +49,7 @@ void printShape(const BufferShape &b, llvm::raw_ostream &os) {
     os << "i32";
     return;
   }
-  os << (b.isInt32 ? "i32[" : "f32[");
+  os << (b.isInt32 ? "i32[" : b.isUInt16 ? "u16[" : "f32[");
   llvm::interleave(
       b.extents, os,
       [&](int64_t e) {
@@ -66,8 +67,15 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
   os << "// " << plan.kernels.size() << " kernels, " << plan.calls.size()
      << " calls, arena " << plan.arenaWidth << " x T floats, output " << plan.outputWidth
      << " x " << (plan.outputRows ? std::to_string(plan.outputRows) : "T") << " floats";
-  if (!plan.caches.empty())
-    os << ", " << plan.caches.size() << " caches of " << plan.cacheFloats << " floats";
+  if (!plan.caches.empty()) {
+    os << ", " << plan.caches.size() << " caches of " << plan.cacheBytes << " bytes";
+    std::set<std::string> stored;
+    for (const CacheDesc &cache : plan.caches)
+      if (cache.precision != "f32")
+        stored.insert(cache.precision);
+    if (!stored.empty())
+      os << " (" << llvm::join(stored, ", ") << " rows)";
+  }
   os << "\n\nkernels:\n";
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     os << "  k" << i << " " << plan.kernels[i].name() << " (";

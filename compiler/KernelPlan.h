@@ -52,7 +52,7 @@ struct Slot {
     Cache
   } kind;
   int64_t index = 0;  ///< Weight: manifest index; Arena: offset in units of T floats; Cache: cache index
-  int64_t width = 0;  ///< floats per row (Arena / Output / Cache)
+  int64_t width = 0;  ///< elements per row (Arena / Output / Cache)
   /// A column range of a wider arena buffer (a tmk.split part): the view
   /// starts `column` floats into each row, rows `rowStride` floats apart.
   /// rowStride 0: a dense buffer of `width` floats per row.
@@ -104,12 +104,17 @@ struct KernelCall {
   std::vector<std::string> foldedValues;
 };
 
-/// One key or value cache of a decoder layer: `capacity` rows of `width`.
+/// One key or value cache of a decoder layer: `capacity` rows of `width`,
+/// stored as f32 or, rounded as they are appended, as f16 or bf16 words
+/// (kv_cache).
 struct CacheDesc {
   std::string name;
   int64_t width = 0;
   int64_t capacity = 0;
-  int64_t offset = 0;  ///< floats from the start of the model's cache memory
+  int64_t offset = 0;            ///< bytes from the start of the model's cache memory
+  std::string precision = "f32"; ///< "f32", "f16" or "bf16"
+  int64_t elementBytes() const { return precision == "f32" ? 4 : 2; }
+  int64_t bytes() const { return width * capacity * elementBytes(); }
 };
 
 struct KernelPlan {
@@ -117,7 +122,7 @@ struct KernelPlan {
   std::vector<KernelCall> calls;
   std::vector<CacheDesc> caches;
   std::vector<JoinedWeight> joined; ///< Slot::Kind::Joined weights
-  int64_t cacheFloats = 0;  ///< all caches together
+  int64_t cacheBytes = 0;           ///< all caches together, each starting 64-byte aligned
   int64_t arenaWidth = 0;   ///< arena size in units of T floats
   bool hasEncode = false;   ///< an encoder-decoder model: @encode runs first
   int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats

@@ -34,6 +34,9 @@ int64_t width(Value value) {
   return cast<ShapedType>(value.getType()).getDimSize(1);
 }
 
+/// Where each cache starts in the cache memory: a multiple of this many bytes.
+constexpr int64_t kCacheAlignment = 64;
+
 KernelDesc describe(tmk::KernelOp kernel) {
   KernelDesc desc{};
   desc.kind = kernel.getKind();
@@ -50,6 +53,7 @@ KernelDesc describe(tmk::KernelOp kernel) {
   desc.position = kernel.getPosition().value_or("").str();
   desc.activation = kernel.getActivation().value_or("").str();
   desc.precision = kernel.getPrecision().value_or("f32").str();
+  desc.kvPrecision = kernel.getKvPrecision().value_or("f32").str();
   desc.variant = kernel.getVariant().value_or("").str();
   desc.hasBias = kernel.getBias();
   desc.hasResidual = kernel.getResidual();
@@ -208,6 +212,12 @@ public:
         if (it == cacheByName.end())
           return read.emitOpError("reads cache '") << read.getName()
                                                    << "', which nothing writes", failure();
+        const CacheDesc &cache = out.caches[it->second];
+        if (read.getPrecision().value_or("f32") != cache.precision)
+          return read.emitOpError("reads cache '")
+                     << read.getName() << "' as " << read.getPrecision().value_or("f32")
+                     << "; it is written as " << cache.precision,
+                 failure();
         slots[read.getResult()] = {Slot::Kind::Cache, static_cast<int64_t>(it->second),
                                    width(read.getResult())};
         rowCount[read.getResult()] = BufferShape::kSource;
@@ -284,8 +294,9 @@ private:
   void planAppend(tmk::CacheAppendOp append, KernelCall::Phase phase) {
     CacheDesc cache{append.getName().str(), width(append.getResult()),
                     static_cast<int64_t>(append.getCapacity()), // <= kMaxExtent (verifier)
-                    out.cacheFloats};
-    out.cacheFloats += cache.width * cache.capacity;
+                    out.cacheBytes, append.getPrecision().value_or("f32").str()};
+    // Every cache starts at a whole vector, whatever the 16-bit ones before it hold.
+    out.cacheBytes += (cache.bytes() + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
     Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
     cacheByName[cache.name] = out.caches.size();
     out.caches.push_back(cache);

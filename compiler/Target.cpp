@@ -121,7 +121,7 @@ TargetInfo withDotProductVariant(const TargetInfo &target) {
   return out;
 }
 
-TargetInfo packTarget(const TargetInfo &variant) {
+TargetInfo withoutDotProducts(const TargetInfo &variant) {
   if (!variant.dotProducts || variant.isa != Isa::AVX512)
     return variant;
   return llvm::cantFail(resolveTarget("x86-64-avx512"));

@@ -67,12 +67,14 @@ llvm::Expected<TargetInfo> resolveTarget(const std::string &name);
 /// before); any other target unchanged.
 TargetInfo withDotProductVariant(const TargetInfo &target);
 
-/// The concrete target a linear kernel's pack kernel compiles for beside a
-/// GEMM compiled for `variant`: the plain AVX-512 one for the AVX512-BF16/VNNI
-/// variant, else `variant`. Packing multiplies nothing, and LLVM's
-/// Sapphire Rapids feature set moves 16-bit values through xmm registers
-/// with AVX512-FP16's vmovw, which Zen 4 lacks (SIGILL).
-TargetInfo packTarget(const TargetInfo &variant);
+/// The concrete target a kernel that needs no dot-product instruction (a
+/// pack kernel, an attention, a norm: all but the bf16, int8 and q4 GEMMs)
+/// compiles for in `variant`: the plain AVX-512 one for the AVX512-BF16/VNNI
+/// variant, else `variant`. LLVM's Sapphire Rapids feature set moves 16-bit
+/// values (a kv_cache = f16 | bf16 attention's keys, a packed weight's
+/// words) through xmm registers with AVX512-FP16's vmovw, which Zen 4 lacks
+/// (SIGILL).
+TargetInfo withoutDotProducts(const TargetInfo &variant);
 
 /// The first of `target`'s concrete targets this machine's CPU can run (for
 /// in-process kernel benchmarks; executables choose at start-up themselves).

@@ -148,9 +148,9 @@ private:
       int64_t kvWidth = layer.kvHeads * layer.headDim;
       for (const char *which : {"k", "v"}) {
         Value rows = linear(memory, prefix + "." + which, kvWidth, layer.bias, layer.precision, at);
-        builder.create<tm::CacheAppendOp>(at, rows.getType(), rows, offset,
-                                          builder.getStringAttr(prefix + "." + which),
-                                          builder.getI64IntegerAttr(spec.maxSeq));
+        builder.create<tm::CacheAppendOp>(
+            at, rows.getType(), rows, offset, builder.getStringAttr(prefix + "." + which),
+            builder.getI64IntegerAttr(spec.maxSeq), cachePrecisionAttr(layer.kvCache));
       }
     }
     builder.create<func::ReturnOp>(modelLoc);
@@ -222,6 +222,12 @@ private:
   /// of a model that never asks for another precision is as it always was.
   StringAttr precisionAttr(Precision precision) {
     return precision == Precision::F32 ? StringAttr() : builder.getStringAttr(toString(precision));
+  }
+
+  /// A cache op's `precision`: absent for f32, as for a linear's.
+  StringAttr cachePrecisionAttr(CachePrecision precision) {
+    return precision == CachePrecision::F32 ? StringAttr()
+                                            : builder.getStringAttr(toString(precision));
   }
 
   Value linear(Value x, const std::string &prefix, int64_t out, bool bias, Precision precision,
@@ -302,7 +308,7 @@ private:
       auto append = [&](Value rows, const char *which) {
         return builder.create<tm::CacheAppendOp>(
             at, rows.getType(), rows, offset, builder.getStringAttr(prefix + "." + which),
-            builder.getI64IntegerAttr(spec.maxSeq));
+            builder.getI64IntegerAttr(spec.maxSeq), cachePrecisionAttr(layer.kvCache));
       };
       k = append(k, "k");
       v = append(v, "v");
@@ -339,9 +345,9 @@ private:
     int64_t qWidth = layer.heads * layer.headDim, kvWidth = layer.kvHeads * layer.headDim;
     Value q = linear(x, prefix + ".q", qWidth, layer.bias, layer.precision, at);
     auto read = [&](const char *which) {
-      return builder.create<tm::CacheReadOp>(at, activations(kvWidth),
-                                             builder.getStringAttr(prefix + "." + which),
-                                             builder.getI64IntegerAttr(spec.maxSeq));
+      return builder.create<tm::CacheReadOp>(
+          at, activations(kvWidth), builder.getStringAttr(prefix + "." + which),
+          builder.getI64IntegerAttr(spec.maxSeq), cachePrecisionAttr(layer.kvCache));
     };
     Value k = read("k"), v = read("v");
     // Source keys past the source's valid length are always hidden.

@@ -70,4 +70,23 @@ std::optional<Precision> parsePrecision(const std::string &text) {
   return std::nullopt;
 }
 
+const char *toString(CachePrecision precision) {
+  switch (precision) {
+  case CachePrecision::F32:
+    return "f32";
+  case CachePrecision::F16:
+    return "f16";
+  case CachePrecision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+std::optional<CachePrecision> parseCachePrecision(const std::string &text) {
+  for (CachePrecision precision : {CachePrecision::F32, CachePrecision::F16, CachePrecision::BF16})
+    if (text == toString(precision))
+      return precision;
+  return std::nullopt;
+}
+
 } // namespace tmc

@@ -34,6 +34,13 @@ enum class DType { F32, F16, BF16 };
 /// its unsigned shift), each block's products summed exactly in int32 and
 /// scaled in f32. Everything else stays f32.
 enum class Precision { F32, BF16, Int8, Q4 };
+/// How a decoder layer's key and value caches store their rows (`kv_cache =
+/// ...`): f32, or each value rounded to IEEE 754 binary16 (f16) or bfloat16
+/// (bf16), ties to even, as its row is appended; attention widens them back to
+/// f32 as it reads them. Every read of a cached key or value, the prompt's own
+/// included, sees the rounded row, so a prompt and the decoding steps after it
+/// agree. An encoder keeps no cache.
+enum class CachePrecision { F32, F16, BF16 };
 
 struct NormSpec {
   NormKind kind = NormKind::LayerNorm;
@@ -91,8 +98,11 @@ struct LayerSpec {
   /// Of every linear of the layer (q/k/v/o, cross-attention, FFN); the
   /// stack's, else the model's, unless the layer sets its own.
   Precision precision = Precision::F32;
+  /// Of the layer's key/value caches (a decoder layer's self-attention and
+  /// cross-attention); the stack's, else the model's, unless the layer sets it.
+  CachePrecision kvCache = CachePrecision::F32;
   // Locations of the keys, for diagnostics and op locations further down.
-  llvm::SMLoc attentionLoc, ffnLoc, normLoc, maskLoc, precisionLoc;
+  llvm::SMLoc attentionLoc, ffnLoc, normLoc, maskLoc, precisionLoc, kvCacheLoc;
 };
 
 /// One `encoder { }` or `decoder { }` block. Its LayerSpec base holds the
@@ -133,9 +143,11 @@ struct ModelSpec {
   /// The model's default, which stacks and layers inherit, and the precision
   /// of the output head (LM head or classifier).
   Precision precision = Precision::F32;
+  /// The model's default for the decoder's caches.
+  CachePrecision kvCache = CachePrecision::F32;
   StackSpec encoder;
   StackSpec decoder;
-  llvm::SMLoc positionLoc, outputLoc, precisionLoc;
+  llvm::SMLoc positionLoc, outputLoc, precisionLoc, kvCacheLoc;
 
   bool isEncoderDecoder() const { return encoder.present && decoder.present; }
   /// Width of the tensor the executable returns per position.
@@ -157,12 +169,16 @@ const char *toString(MaskKind kind);
 const char *toString(Precision precision); ///< "f32", "bf16", "int8", "q4"
 /// The inverse of toString(Precision); nullopt for any other text.
 std::optional<Precision> parsePrecision(const std::string &text);
+const char *toString(CachePrecision precision); ///< "f32", "f16", "bf16"
+/// The inverse of toString(CachePrecision); nullopt for any other text.
+std::optional<CachePrecision> parseCachePrecision(const std::string &text);
 
 /// What the command line changes in a spec as it is checked (`tmc compile
 /// --precision=bf16`): applied in Sema, before the stacks inherit, so that a
 /// stack's or layer's own key still wins.
 struct SpecOverrides {
   std::optional<Precision> precision; ///< replaces the model-level `precision`
+  std::optional<CachePrecision> kvCache; ///< replaces the model-level `kv_cache`
 };
 
 } // namespace tmc

@@ -240,10 +240,11 @@ std::optional<ModelSizes> computeSizes(const ModelSpec &spec, std::string *overf
     for (int64_t i = 0; i < stack.layers; ++i) {
       const LayerSpec &layer =
           stack.layerSpecs.empty() ? static_cast<const LayerSpec &>(stack) : stack.layer(i);
-      // Keys and values, f32, max_seq rows of kv_heads * head_dim each.
-      int64_t perAttention =
-          checked.mul(checked.mul(checked.mul(2 * 4, spec.maxSeq), layer.kvHeads),
-                      layer.headDim);
+      // Keys and values, max_seq rows of kv_heads * head_dim each, at 4
+      // bytes an element (f32) or 2 (kv_cache = f16 | bf16).
+      int64_t elementBytes = layer.kvCache == CachePrecision::F32 ? 4 : 2;
+      int64_t perAttention = checked.mul(
+          checked.mul(checked.mul(2 * elementBytes, spec.maxSeq), layer.kvHeads), layer.headDim);
       checked.add(sizes.kvCacheBytes, perAttention);
       if (stack.crossAttention)
         checked.add(sizes.kvCacheBytes, perAttention);

@@ -35,7 +35,8 @@ struct ModelSizes {
   /// scale), every other tensor (f32 linears, norms, biases, embedding
   /// tables, a tied head's table too, which the embedding reads) at 4.
   int64_t bf16WeightBytes = 0, int8WeightBytes = 0, q4WeightBytes = 0, f32WeightBytes = 0;
-  /// f32 keys and values of every decoder layer at max_seq positions (and,
+  /// Keys and values of every decoder layer at max_seq positions, as its
+  /// kv_cache stores them (4 bytes an element in f32, 2 in f16 or bf16) (and,
   /// with cross-attention, of the encoder output they attend to); 0 for an
   /// encoder-only model, which does not decode.
   int64_t kvCacheBytes = 0;

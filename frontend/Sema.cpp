@@ -12,10 +12,9 @@ namespace tmc {
 using namespace sema;
 
 ArrayRef<StringRef> modelKeys() {
-  static const StringRef keys[] = {
-      "vocab",      "d_model",  "max_seq",          "position", "embed_scale",
-      "embed_norm", "segments", "share_embeddings", "output",   "dtype",
-      "precision"};
+  static const StringRef keys[] = {"vocab",       "d_model",    "max_seq",   "position",
+                                   "embed_scale", "embed_norm", "segments",  "share_embeddings",
+                                   "output",      "dtype",      "precision", "kv_cache"};
   return keys;
 }
 
@@ -167,6 +166,13 @@ private:
     }
     if (overrides.precision)
       spec.precision = *overrides.precision;
+    if (const ast::Assignment *a = key("kv_cache")) {
+      spec.kvCacheLoc = a->loc;
+      if (std::optional<CachePrecision> kv = reader.cachePrecision(*a->value, "kv_cache"))
+        spec.kvCache = *kv;
+    }
+    if (overrides.kvCache)
+      spec.kvCache = *overrides.kvCache;
   }
 
   void checkStacks() {
@@ -205,6 +211,10 @@ private:
     if (const ast::Assignment *a = key("share_embeddings"); a && !(encoder && decoder))
       diags.warning(a->loc, "share_embeddings has no effect without both an "
                             "encoder and a decoder");
+    if (const ast::Assignment *a = key("kv_cache"); a && !decoder)
+      diags.warning(a->loc, "kv_cache has no effect without a decoder",
+                    "an encoder attends to its whole input at once and keeps no key/value "
+                    "cache");
     if (const ast::Assignment *a = key("segments"); a && spec.segments > 0 && !encoder)
       diags.error(a->value->loc, "segments needs an encoder: a decoder-only model has no "
                                  "token types",

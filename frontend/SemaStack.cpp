@@ -26,16 +26,14 @@ using namespace sema;
 
 ArrayRef<StringRef> stackKeys() {
   static const StringRef keys[] = {
-      "layers", "heads", "kv_heads", "head_dim", "d_ff",            "ffn",
-      "norm",   "final_norm", "bias", "mask",    "cross_attention", "attention",
-      "precision"};
+      "layers",     "heads", "kv_heads", "head_dim",        "d_ff",      "ffn",       "norm",
+      "final_norm", "bias",  "mask",     "cross_attention", "attention", "precision", "kv_cache"};
   return keys;
 }
 
 ArrayRef<StringRef> layerKeys() {
-  static const StringRef keys[] = {"heads", "kv_heads", "head_dim", "d_ff", "ffn",
-                                   "norm",  "bias",     "mask",     "attention",
-                                   "precision"};
+  static const StringRef keys[] = {"heads", "kv_heads", "head_dim",  "d_ff",      "ffn",     "norm",
+                                   "bias",  "mask",     "attention", "precision", "kv_cache"};
   return keys;
 }
 
@@ -105,6 +103,11 @@ void StackChecker::check(StackSpec &out) {
   // Inherited from the model (after --precision) unless the block sets it.
   out.precision = model.precision;
   out.precisionLoc = model.precisionLoc;
+  // Only a decoder keeps caches; an encoder's layers stay f32 whatever the model says.
+  if (context.isDecoder) {
+    out.kvCache = model.kvCache;
+    out.kvCacheLoc = model.kvCacheLoc;
+  }
   const Misplaced elsewhere[] = {
       {modelKeys(), "at model level, outside the " + stack.kind + " block"}};
   keys = reader.collectKeys(stack.assignments, stack.kind, stackKeys(), elsewhere);
@@ -201,6 +204,16 @@ void StackChecker::applyLayerKey(const ast::Assignment &a, LayerSpec &out) {
     out.precisionLoc = a.loc;
     if (std::optional<Precision> precision = reader.precision(value, key))
       out.precision = *precision;
+  } else if (key == "kv_cache") {
+    std::optional<CachePrecision> kv = reader.cachePrecision(value, key);
+    if (kv && !context.isDecoder)
+      diags.error(a.loc,
+                  "kv_cache applies to a decoder's layers: an encoder keeps no key/value cache",
+                  "set kv_cache in the decoder block or at model level");
+    else if (kv) {
+      out.kvCacheLoc = a.loc;
+      out.kvCache = *kv;
+    }
   }
 }
 
@@ -315,6 +328,18 @@ void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
                 "attention = linformer cannot be combined with position = alibi",
                 "alibi biases scores by key position, and linformer's projected keys have "
                 "none; use rope, sinusoidal, learned or no positions, or full attention");
+
+  // A decoder's linformer projects its cached keys and values with a kernel
+  // that reads f32 rows.
+  if (context.isDecoder && layer.attention == AttentionKind::Linformer &&
+      layer.kvCache != CachePrecision::F32 && keys.concerns({"attention", "kv_cache"})) {
+    diags.error(keys.get("attention")->value->loc,
+                "attention = linformer cannot be combined with kv_cache = " +
+                    Twine(toString(layer.kvCache)) + " yet",
+                "a linformer layer's caches stay f32: write kv_cache = f32 in this block");
+    if (layer.kvCacheLoc.isValid())
+      diags.note(layer.kvCacheLoc, "kv_cache set here");
+  }
 
   if (!layer.attentionLoc.isValid())
     layer.attentionLoc = keys.given("heads") ? keys.get("heads")->loc : keys.blockLoc;

@@ -233,6 +233,16 @@ std::optional<Precision> ValueReader::precision(const ast::Value &value,
   return precisions[chosen->index];
 }
 
+std::optional<CachePrecision> ValueReader::cachePrecision(const ast::Value &value, StringRef what) {
+  const Choice choices[] = {{"f32"}, {"f16"}, {"bf16"}};
+  const CachePrecision precisions[] = {CachePrecision::F32, CachePrecision::F16,
+                                       CachePrecision::BF16};
+  std::optional<Chosen> chosen = choose(value, what, choices);
+  if (!chosen)
+    return std::nullopt;
+  return precisions[chosen->index];
+}
+
 KeyMap ValueReader::collectKeys(ArrayRef<ast::Assignment> assignments,
                                 StringRef block, ArrayRef<StringRef> known,
                                 ArrayRef<Misplaced> misplaced) {

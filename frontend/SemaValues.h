@@ -104,6 +104,8 @@ public:
   /// `f32`, `bf16`, `int8` or `q4`: the `precision` key, at model, stack or
   /// layer level.
   std::optional<Precision> precision(const ast::Value &value, llvm::StringRef what);
+  /// `f32`, `f16` or `bf16`: the `kv_cache` key, at model, stack or layer level.
+  std::optional<CachePrecision> cachePrecision(const ast::Value &value, llvm::StringRef what);
 
   /// Gathers `assignments` by key, reporting unknown keys (with a
   /// did-you-mean) and repeated ones (with a note at the first). A key of

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "reference/ReferenceHalf.h"
 #include "reference/ReferenceInternal.h"
 
 #include "reference/ReferenceMask.h"
@@ -85,6 +86,17 @@ Matrix attention(WeightTable &weights, const ModelSpec &spec, const AttentionSit
     site.tap(prefix + ".q", false, q);
     site.tap(prefix + ".k", site.cross, k);
     site.tap(prefix + ".v", site.cross, v);
+  }
+
+  // A decoder reads its keys and values from caches that store them as
+  // kv_cache says (rounded to nearest even as they are appended): every
+  // read, the prompt's own included, sees the stored values.
+  if ((site.decoder || site.cross) && layer.kvCache != CachePrecision::F32) {
+    auto stored = layer.kvCache == CachePrecision::F16 ? roundToBinary16 : roundToBfloat16;
+    for (Matrix *m : {&k, &v})
+      for (int64_t r = 0; r < m->rows; ++r)
+        for (int64_t c = 0; c < m->cols; ++c)
+          m->at(r, c) = stored(m->at(r, c));
   }
 
   // Linformer replaces the keys and values by k projected rows; masks and

@@ -3,6 +3,7 @@
 #include "runtime/executor_support.h"
 
 #include "runtime/aligned.h"
+#include "runtime/half.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -62,7 +63,7 @@ int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSiz
                 static_cast<long long>(args.num_tokens), static_cast<long long>(args.offset),
                 static_cast<long long>(model.max_seq));
   sizes->offset = static_cast<int32_t>(args.offset);
-  if (model.cache_floats == 0 && sizes->offset != 0)
+  if (model.cache_bytes == 0 && sizes->offset != 0)
     return fail(err, errLen, "this model keeps no cache: offset must be 0");
   if (!model.encoder_decoder) {
     if (args.length < 0 || args.length > args.num_tokens)
@@ -86,6 +87,33 @@ int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSiz
 } // namespace
 
 const bool profiling = profilePath && profilePath[0];
+
+void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
+                     const float *rows, int32_t count, int64_t rowStride) {
+  const size_t first = static_cast<size_t>(offset) * static_cast<size_t>(width);
+  for (int32_t r = 0; r < count; ++r) {
+    const float *row = rows + static_cast<size_t>(r) * static_cast<size_t>(rowStride);
+    const size_t at = first + static_cast<size_t>(r) * static_cast<size_t>(width);
+    switch (storage) {
+    case CacheStorage::F32:
+      std::memcpy(static_cast<float *>(cache) + at, row,
+                  sizeof(float) * static_cast<size_t>(width));
+      break;
+    case CacheStorage::F16: {
+      uint16_t *out = static_cast<uint16_t *>(cache) + at;
+      for (int64_t c = 0; c < width; ++c)
+        out[c] = floatToHalf(row[c]);
+      break;
+    }
+    case CacheStorage::BF16: {
+      uint16_t *out = static_cast<uint16_t *>(cache) + at;
+      for (int64_t c = 0; c < width; ++c)
+        out[c] = floatToBfloat16(row[c]);
+      break;
+    }
+    }
+  }
+}
 
 int fail(char *err, size_t errLen, const char *format, ...) {
   va_list args;
@@ -114,7 +142,7 @@ int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *si
                   TMR_BUFFER_ALIGNMENT);
   if (args.arena && !isAligned(args.arena))
     return fail(err, errLen, "the arena is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
-  if (model.cache_floats > 0 && !isAligned(args.cache))
+  if (model.cache_bytes > 0 && !isAligned(args.cache))
     return fail(err, errLen, "the cache is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
   return 0;
 }

@@ -79,6 +79,15 @@ struct View {
   halide_buffer_t *get() { return &buffer; }
 };
 
+/// How a key or value cache stores its rows (kv_cache).
+enum class CacheStorage { F32, F16, BF16 };
+
+/// Writes `count` rows of `width` f32 values, `rowStride` floats apart, into
+/// `cache` after the `offset` rows it holds: copied as they are, or each value
+/// rounded to the nearest f16 or bf16 (ties to even), as `storage` says.
+void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
+                     const float *rows, int32_t count, int64_t rowStride);
+
 /// Writes printf-style `format` into `err` (`errLen` bytes) and returns 1,
 /// the status of a failed run or prepare().
 int fail(char *err, size_t errLen, const char *format, ...) __attribute__((format(printf, 3, 4)));

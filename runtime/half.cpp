@@ -26,46 +26,11 @@ float halfToFloat(uint16_t bits) {
   return result;
 }
 
-uint16_t floatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  float magnitude = std::fabs(value);
-  if (std::isnan(value))
-    return static_cast<uint16_t>(sign | 0x7e00u);
-  if (magnitude >= 65520.0f) // rounds past the largest half (65504)
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (magnitude < std::ldexp(1.0f, -14)) {
-    // Subnormal: a multiple of 2^-24, rounded to nearest even by nearbyint.
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24))));
-  }
-  int exponent;
-  float fraction = std::frexp(magnitude, &exponent); // magnitude = fraction * 2^exponent, [0.5, 1)
-  uint32_t mantissa = static_cast<uint32_t>(std::nearbyint(std::ldexp(fraction, 11))); // [1024, 2048]
-  if (mantissa == 2048) {
-    mantissa = 1024;
-    ++exponent;
-  }
-  uint32_t biased = static_cast<uint32_t>(exponent - 1 + 15);
-  if (biased >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  return static_cast<uint16_t>(sign | (biased << 10) | (mantissa & 0x3ffu));
-}
-
 float bfloat16ToFloat(uint16_t bits) {
   uint32_t wide = static_cast<uint32_t>(bits) << 16;
   float result;
   std::memcpy(&result, &wide, sizeof result);
   return result;
-}
-
-uint16_t floatToBfloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  if (std::isnan(value))
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
 AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype) {

@@ -9,20 +9,52 @@
 #include "runtime/aligned.h"
 #include "runtime/tmr_abi.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace tmr {
 
 /// IEEE binary16 to float, exactly (subnormals, infinities and NaN included).
 float halfToFloat(uint16_t bits);
-/// float to IEEE binary16, rounding to nearest even (overflow gives infinity).
-uint16_t floatToHalf(float value);
 /// bfloat16 to float, exactly.
 float bfloat16ToFloat(uint16_t bits);
-/// float to bfloat16, rounding to nearest even.
-uint16_t floatToBfloat16(float value);
+
+// The narrowing conversions are inline and branch-free, so that a loop over a
+// row of keys or values (a kv_cache = f16 | bf16 cache's append) vectorizes.
+
+/// float to IEEE binary16, rounding to nearest even: subnormals, overflow to
+/// infinity (from 65520 up) and NaN (kept quiet) as IEEE 754 rounds them.
+inline uint16_t floatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  uint32_t sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
+  // Normal results (|value| >= 2^-14): rebias the exponent and round the 13
+  // dropped mantissa bits to nearest even; a carry moves into the exponent.
+  uint32_t normal = (magnitude - 0x38000000u + 0xfffu + ((magnitude >> 13) & 1u)) >> 13;
+  // Subnormal results: adding 0.5 leaves a float whose last mantissa bit is
+  // 2^-24, the subnormal step, rounded to nearest even by the addition.
+  float aligned = std::fabs(value) + 0.5f;
+  uint32_t alignedBits;
+  std::memcpy(&alignedBits, &aligned, sizeof alignedBits);
+  uint32_t subnormal = alignedBits - 0x3f000000u;
+  uint32_t half = magnitude > 0x7f800000u    ? 0x7e00u // NaN
+                  : magnitude >= 0x477ff000u ? 0x7c00u // rounds past 65504: infinity
+                  : magnitude >= 0x38800000u ? normal
+                                             : subnormal;
+  return static_cast<uint16_t>(sign | half);
+}
+
+/// float to bfloat16, rounding to nearest even; NaN stays a (quiet) NaN.
+inline uint16_t floatToBfloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  return static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
+}
 
 /// Widens `count` elements of `dtype` at `data` to f32, aligned for the kernels.
 AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype);

@@ -216,7 +216,7 @@ int runMain(int argc, char **argv) {
   if (!parseGeneration(options, *desc, &generation, &error))
     return usageError(error);
   int64_t numTokens = static_cast<int64_t>(tokens.size());
-  bool generates = desc->cache_floats > 0 && std::string(desc->output_kind) == "logits";
+  bool generates = desc->cache_bytes > 0 && std::string(desc->output_kind) == "logits";
   if (generation.maxNew > 0 && !generates)
     return usageError("--max-new: this model does not generate (it returns " +
                        std::string(desc->output_kind) + "); only a decoder with an LM head does");
@@ -246,7 +246,7 @@ int runMain(int argc, char **argv) {
 
   int64_t length = 0;
   if (!options.lengths.empty()) {
-    if (desc->cache_floats > 0 && !desc->encoder_decoder)
+    if (desc->cache_bytes > 0 && !desc->encoder_decoder)
       return usageError("--lengths: a decoder's prompt has no padding; --lengths applies to an "
                          "encoder's input");
     int64_t valid = desc->encoder_decoder ? static_cast<int64_t>(source.size()) : numTokens;

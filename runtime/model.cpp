@@ -62,7 +62,7 @@ bool checkCompiledModel(const tmr_model_desc *desc, std::string *error) {
   bool ok = desc->run && (desc->prepare == nullptr) == (desc->release == nullptr) &&
             desc->vocab > 0 && desc->vocab - 1 <= std::numeric_limits<int32_t>::max() &&
             desc->max_seq > 0 && desc->output_width > 0 && desc->num_tensors >= 0 &&
-            desc->output_rows >= 0 && desc->cache_floats >= 0 && desc->segments >= 0 &&
+            desc->output_rows >= 0 && desc->cache_bytes >= 0 && desc->segments >= 0 &&
             desc->arena_floats >= 0 && desc->prepared_floats >= 0 && desc->d_model >= 0 &&
             desc->layers >= 0 && (desc->encoder_decoder == 0 || desc->encoder_decoder == 1) &&
             (desc->num_tensors == 0 || desc->tensors) && desc->output_kind &&

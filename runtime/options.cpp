@@ -78,8 +78,7 @@ void printShortUsage(FILE *out, const std::string &program) {
 }
 
 std::string perplexityConflict(const Options &options, const tmr_model_desc &desc) {
-  if (desc.cache_floats <= 0 || std::string(desc.output_kind) != "logits" ||
-      desc.encoder_decoder)
+  if (desc.cache_bytes <= 0 || std::string(desc.output_kind) != "logits" || desc.encoder_decoder)
     return "--perplexity: this model returns " + std::string(desc.output_kind) +
            (desc.encoder_decoder ? " from a source" : "") +
            "; only a decoder-only model with an LM head scores a text";

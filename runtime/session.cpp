@@ -11,8 +11,7 @@ namespace tmr {
 Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
                  const void *prepared, int32_t threads)
     : desc(desc), weightPointers(&weights), preparedWeights(prepared), threadCount(threads),
-      cache(static_cast<size_t>(desc.cache_floats)),
-      arena(static_cast<size_t>(desc.arena_floats)) {}
+      cache(static_cast<size_t>(desc.cache_bytes)), arena(static_cast<size_t>(desc.arena_floats)) {}
 
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
                   AlignedVector<float> *output, std::string *error) {
@@ -51,7 +50,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
                               ") without a message";
     return false;
   }
-  if (desc.cache_floats > 0)
+  if (desc.cache_bytes > 0)
     cachedTokens += count;
   return true;
 }

@@ -64,7 +64,7 @@ private:
   const std::vector<const void *> *weightPointers;
   const void *preparedWeights;
   int32_t threadCount;
-  AlignedVector<float> cache;
+  AlignedVector<uint8_t> cache; ///< the model's cache_bytes (rows of f32, f16 or bf16)
   /// The activation arena of every run, sized by the model's memory plan for
   /// max_seq tokens; left uninitialized so that only the rows runs use are
   /// ever resident.

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 5
+#define TMR_ABI_VERSION 6
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -58,7 +58,8 @@ typedef struct tmr_run_args {
                                  tokens, or an encoder-decoder's source; 0: all of it */
   const int32_t *source_tokens; /* encoder-decoder: the source, read when offset == 0 */
   int64_t num_source_tokens;  /* encoder-decoder: the source's length, on every run */
-  float *cache;               /* [cache_floats], caller-owned, kept across a sequence's runs */
+  void *cache;                /* [cache_bytes] zeroed, caller-owned, kept across a sequence's
+                                 runs: f32, f16 or bf16 rows, as each cache stores them */
   float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
                                  or output_rows when that is non-zero */
   int32_t num_threads;        /* 0: the compiled default (all cores unless set) */
@@ -97,7 +98,7 @@ typedef struct tmr_model_desc {
   int64_t max_seq;
   int64_t output_width;
   int64_t output_rows;        /* 0: one output row per token; else fixed (a classifier: 1) */
-  int64_t cache_floats;       /* 0 for a model without key/value caches (an encoder) */
+  int64_t cache_bytes;        /* 0 for a model without key/value caches (an encoder) */
   int64_t segments;           /* segment (token type) ids the model accepts; 0: none */
   int32_t encoder_decoder;    /* 1: runs need source tokens (args.source_tokens) */
   int32_t num_tensors;

@@ -71,7 +71,7 @@ template <typename Body> tmr_status guarded(Body &&body) {
 tmr_model_kind kindOf(const tmr_model_desc &desc) {
   if (desc.encoder_decoder)
     return TMR_MODEL_ENCODER_DECODER;
-  return desc.cache_floats > 0 ? TMR_MODEL_DECODER : TMR_MODEL_ENCODER;
+  return desc.cache_bytes > 0 ? TMR_MODEL_DECODER : TMR_MODEL_ENCODER;
 }
 
 const char *kindName(tmr_model_kind kind) {
@@ -249,7 +249,7 @@ tmr_status tmr_model_get_info(const tmr_model *model, tmr_model_info *info) {
     out.segments = desc.segments;
     out.num_tensors = desc.num_tensors;
     out.weight_bytes = m.weightBytes();
-    out.cache_bytes = desc.cache_floats * static_cast<int64_t>(sizeof(float));
+    out.cache_bytes = desc.cache_bytes;
     out.arena_bytes = desc.arena_floats * static_cast<int64_t>(sizeof(float));
     *info = out;
     return TMR_OK;

@@ -96,24 +96,26 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
       // contract is in LowerPack.cpp); both share the schedule.
       const bool linear = kernel.kind == KernelKind::linear;
       Lower lower = linear ? halide::lowerPackedLinear : halide::lowerKernel;
-      if (llvm::Error error = builder.build(name, kernel, schedule, variant, lower))
+      const TargetInfo kernelVariant =
+          kernel.usesDotProducts() ? variant : withoutDotProducts(variant);
+      if (llvm::Error error = builder.build(name, kernel, schedule, kernelVariant, lower))
         return std::move(error);
       // The decoding step's own variant (T == 1), where the kernel has one.
       if (std::string decode = decodeKernelSuffix(kernel, schedule); !decode.empty())
-        if (llvm::Error error = builder.build(name + decode, kernel,
-                                              decodeKernelSchedule(kernel, schedule), variant,
-                                              lower))
+        if (llvm::Error error =
+                builder.build(name + decode, kernel, decodeKernelSchedule(kernel, schedule),
+                              kernelVariant, lower))
           return std::move(error);
       if (linear)
         if (llvm::Error error =
                 builder.build("tmk_pack_" + kernel.symbol() + suffix, kernel, schedule,
-                              packTarget(variant), halide::lowerPackWeight))
+                              withoutDotProducts(variant), halide::lowerPackWeight))
           return std::move(error);
       // int8 and q4 weights may come pre-quantized (`tmc quantize`).
       if (linear && kernel.quantized())
-        if (llvm::Error error =
-                builder.build("tmk_pack_" + kernel.symbol() + suffix + "_quantized", kernel,
-                              schedule, packTarget(variant), halide::lowerPackQuantizedWeight))
+        if (llvm::Error error = builder.build("tmk_pack_" + kernel.symbol() + suffix + "_quantized",
+                                              kernel, schedule, withoutDotProducts(variant),
+                                              halide::lowerPackQuantizedWeight))
           return std::move(error);
     }
   }

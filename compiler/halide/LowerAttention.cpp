@@ -38,7 +38,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   // Scores past the last key (vector padding) read a clamped key and are
   // never consumed: the reductions below run over [0, keys) only.
   Func keysT("keys_t");
-  keysT(j, d, h) = k(d, h / group, clamp(j, 0, keys - 1));
+  keysT(j, d, h) = keyValueElement(k(d, h / group, clamp(j, 0, keys - 1)), kernel);
   Func score("score");
   score(j, i, h) = 0.0f;
   score(j, i, h) += q(rd, h, i) * keysT(j, rd, h);
@@ -81,7 +81,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   Expr accKey = seen(rAcc);
   Func acc("acc");
   acc(d, i, h) = 0.0f;
-  acc(d, i, h) += weight(accKey, i, h) * v(d, h / group, accKey);
+  acc(d, i, h) += weight(accKey, i, h) * keyValueElement(v(d, h / group, accKey), kernel);
   Func out("attention");
   // A query that may see no key yields zeros, never NaN.
   out(d, h, i) = select(rowSum(i, h) > 0.0f, acc(d, i, h) / rowSum(i, h), 0.0f);

@@ -55,7 +55,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // past the end read the last one and are masked below. key_rows is the
   // keys as stored, staged per square tile of the transpose.
   Func keyRows("key_rows"), keysT("keys_t");
-  keyRows(d, jj, h, kb) = k(d, h / group, clamp(key, 0, keys - 1));
+  keyRows(d, jj, h, kb) = keyValueElement(k(d, h / group, clamp(key, 0, keys - 1)), kernel);
   keysT(jj, d, h, kb) = keyRows(d, jj, h, kb);
   RDom rd(0, headDim, "rd");
   Func score("score");
@@ -86,7 +86,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Func blockAcc("block_acc");
   Expr rKey = clamp(kb * block + rj, 0, keys - 1);
   blockAcc(c, i, h, kb) = 0.0f;
-  blockAcc(c, i, h, kb) += weight(rj, i, h, kb) * v(c, h / group, rKey);
+  blockAcc(c, i, h, kb) += weight(rj, i, h, kb) * keyValueElement(v(c, h / group, rKey), kernel);
 
   // Which blocks the tile `io` visits. Causal, padding and window bounds
   // are monotone in the position: the tile's first and last queries bound it.

@@ -1,6 +1,7 @@
 //===- Lowering.cpp - Dispatch and shared helpers -------------------------===//
 
 #include "compiler/halide/Lowering.h"
+#include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Trigonometry.h"
 
 #include <cmath>
@@ -11,10 +12,11 @@ namespace tmc::halide {
 
 ImageParam makeInput(const BufferShape &shape, const std::string &name) {
   assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
-  Type type = shape.isInt32  ? Int(32)
-              : shape.isBF16 ? BFloat(16)
-              : shape.isInt8 ? Int(8)
-                             : Float(32);
+  Type type = shape.isInt32    ? Int(32)
+              : shape.isBF16   ? BFloat(16)
+              : shape.isInt8   ? Int(8)
+              : shape.isUInt16 ? UInt(16)
+                               : Float(32);
   ImageParam param(type, static_cast<int>(shape.extents.size()), name);
   // Weights are mmap'd at whatever offset the file gives them: promise
   // element alignment only, so that Halide never emits aligned vector loads.
@@ -33,6 +35,16 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
     }
   }
   return param;
+}
+
+Expr keyValueElement(const Expr &stored, const KernelDesc &kernel) {
+  // Not Halide's Float(16) cast: Halide 14 widens it in software on x86,
+  // with gathers, F16C or not.
+  if (kernel.kvPrecision == "f16")
+    return floatOfHalfBits(stored);
+  if (kernel.kvPrecision == "bf16")
+    return floatOfBfloatBits(stored);
+  return stored;
 }
 
 Region estimatesOf(const BufferShape &shape) {

@@ -32,6 +32,10 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule);
 
 /// An input with the shape, dense strides and zero mins of `shape`.
 Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name);
+/// An attention's key or value element as f32: as stored, or the f16 or bf16
+/// word of a kv_cache = f16 | bf16 cache widened (exactly) by integer
+/// operations (HalfBits.h), per `kernel.kvPrecision`.
+Halide::Expr keyValueElement(const Halide::Expr &stored, const KernelDesc &kernel);
 /// Declares the output buffer's static extents and dense strides.
 void constrainOutput(Halide::Func &output, const BufferShape &shape);
 /// Estimates of a buffer whose extents are all known: [0, extent) each.

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <set>
 
 using namespace llvm;
 using nlohmann::json;
@@ -74,7 +75,8 @@ json layerJson(const LayerSpec &layer) {
             {"attention", layer.attention == AttentionKind::Full
                               ? std::string("full")
                               : "linformer(k = " + std::to_string(layer.linformerK) + ")"},
-            {"precision", toString(layer.precision)}};
+            {"precision", toString(layer.precision)},
+            {"kv_cache", toString(layer.kvCache)}};
   return j;
 }
 
@@ -153,10 +155,17 @@ json layerConfig(const LayerSpec &layer) {
     attention["k"] = layer.linformerK;
   json norm = normConfig(layer.norm);
   norm["placement"] = toString(layer.placement);
-  return {{"heads", layer.heads},   {"kv_heads", layer.kvHeads}, {"head_dim", layer.headDim},
-          {"d_ff", layer.dFF},       {"ffn", toString(layer.ffn)}, {"norm", std::move(norm)},
-          {"bias", layer.bias},      {"mask", std::move(mask)},
-          {"attention", std::move(attention)}, {"precision", toString(layer.precision)}};
+  return {{"heads", layer.heads},
+          {"kv_heads", layer.kvHeads},
+          {"head_dim", layer.headDim},
+          {"d_ff", layer.dFF},
+          {"ffn", toString(layer.ffn)},
+          {"norm", std::move(norm)},
+          {"bias", layer.bias},
+          {"mask", std::move(mask)},
+          {"attention", std::move(attention)},
+          {"precision", toString(layer.precision)},
+          {"kv_cache", toString(layer.kvCache)}};
 }
 
 json stackConfig(const StackSpec &stack) {
@@ -204,6 +213,7 @@ json modelConfig(const ModelSpec &spec) {
           {"output", std::move(output)},
           {"dtype", dtypeName(spec.dtype)},
           {"precision", toString(spec.precision)},
+          {"kv_cache", toString(spec.kvCache)},
           {"encoder", stackConfig(spec.encoder)},
           {"decoder", stackConfig(spec.decoder)}};
 }
@@ -255,8 +265,22 @@ void printStack(raw_ostream &os, const char *name, const json &s) {
     // Said only when not the default, so that f32 models read as before.
     if (g["precision"].get<std::string>() != toString(Precision::F32))
       os << ", precision " << g["precision"].get<std::string>();
+    if (g["kv_cache"].get<std::string>() != toString(CachePrecision::F32))
+      os << ", kv_cache " << g["kv_cache"].get<std::string>();
     os << "\n";
   }
+}
+
+/// How the decoder's caches store keys and values: one precision's name
+/// when every layer's is the same (f32 for a model without caches), else
+/// "mixed".
+std::string cachePrecisionWord(const ModelSpec &spec) {
+  std::set<std::string> used;
+  for (const LayerSpec &layer : spec.decoder.layerSpecs)
+    used.insert(toString(layer.kvCache));
+  if (used.empty())
+    return toString(CachePrecision::F32);
+  return used.size() == 1 ? *used.begin() : "mixed";
 }
 
 /// Which precisions the linears (the head's too) compute in.
@@ -363,6 +387,7 @@ int checkCommand(int argc, char **argv) {
                     {"int8", sizes->int8WeightBytes},
                     {"q4", sizes->q4WeightBytes}}},
                   {"kv_cache_bytes", sizes->kvCacheBytes},
+                  {"kv_cache", cachePrecisionWord(spec)},
                   {"flops_per_token",
                    {{"prefill", flopsJson(flops.prefill)},
                     {"decode", flops.decode ? flopsJson(*flops.decode) : json(nullptr)},
@@ -400,8 +425,8 @@ int checkCommand(int argc, char **argv) {
      << sizes->headParameters << "\n";
   os << "  weight bytes    " << humanCount(static_cast<double>(sizes->weightBytes)) << " ("
      << dtypeName(spec.dtype) << ")\n";
-  os << "  KV-cache bytes  " << humanCount(static_cast<double>(sizes->kvCacheBytes))
-     << " (f32, max_seq = " << spec.maxSeq << ")\n";
+  os << "  KV-cache bytes  " << humanCount(static_cast<double>(sizes->kvCacheBytes)) << " ("
+     << cachePrecisionWord(spec) << ", max_seq = " << spec.maxSeq << ")\n";
   os << "  FLOPs/token     prefill " << humanCount(flops.prefill) << ", decode "
      << (flops.decode ? humanCount(*flops.decode) : std::string("n/a (no decoder)"))
      << (flops.exact ? "" : " (attention terms estimated)") << "\n";
@@ -481,6 +506,9 @@ int manifestCommand(int argc, char **argv) {
   if (overrides->precision && !quantized)
     return reportError(makeUsageError(
         "--precision applies with --quantized (the manifest's own dtypes do not depend on it)"));
+  if (overrides->kvCache)
+    return reportError(makeUsageError(
+        "--kv-cache does not change a model's weights, which are all tmc manifest lists"));
   std::vector<ListedTensor> listed;
   if (quantized) {
     std::optional<std::vector<ListedTensor>> tensors = quantizedTensors(input, *overrides);

@@ -68,12 +68,18 @@ std::string allowedPrecisions() {
 Expected<SpecOverrides> PrecisionOption::overrides() const {
   SpecOverrides overrides;
   // Checked by occurrence, not by emptiness: `--precision=` is a bad value.
-  if (value.getNumOccurrences() == 0)
-    return overrides;
-  overrides.precision = parsePrecision(value);
-  if (!overrides.precision)
-    return makeUsageError("--precision: unknown precision '" + value + "' (expected one of: " +
-                          allowedPrecisions() + ")");
+  if (value.getNumOccurrences() > 0) {
+    overrides.precision = parsePrecision(value);
+    if (!overrides.precision)
+      return makeUsageError("--precision: unknown precision '" + value +
+                            "' (expected one of: " + allowedPrecisions() + ")");
+  }
+  if (kvCache.getNumOccurrences() > 0) {
+    overrides.kvCache = parseCachePrecision(kvCache);
+    if (!overrides.kvCache)
+      return makeUsageError("--kv-cache: unknown cache precision '" + kvCache +
+                            "' (expected one of: f32, f16, bf16)");
+  }
   return overrides;
 }
 

@@ -38,7 +38,7 @@ std::optional<LoadedSpec> load(const std::string &path, const SpecOverrides &ove
 /// usage errors list them: "f32, bf16, int8, q4".
 std::string allowedPrecisions();
 
-/// The --precision option of the commands that build a model's kernels
+/// The --precision and --kv-cache options of the commands that build a model's kernels
 /// (compile, check, verify, tune), each of which declares one with this.
 struct PrecisionOption {
   llvm::cl::opt<std::string> value{
@@ -47,9 +47,15 @@ struct PrecisionOption {
                      "the spec's model-level `precision` (a stack's or layer's own key still "
                      "wins)"),
       llvm::cl::value_desc("P"), llvm::cl::cat(toolOptions)};
+  llvm::cl::opt<std::string> kvCache{
+      "kv-cache",
+      llvm::cl::desc("Storage of a decoder's key/value caches, f32, f16 or bf16, in place of "
+                     "the spec's model-level `kv_cache` (a stack's or layer's own key still "
+                     "wins)"),
+      llvm::cl::value_desc("P"), llvm::cl::cat(toolOptions)};
 
-  /// The spec overrides it asks for (none when it was not given), or a usage
-  /// error naming the value and the allowed ones.
+  /// The spec overrides it asks for (none when neither flag was given), or a
+  /// usage error naming the value and the allowed ones.
   llvm::Expected<SpecOverrides> overrides() const;
 };
 

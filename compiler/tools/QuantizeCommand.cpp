@@ -43,6 +43,9 @@ int quantizeCommand(int argc, char **argv) {
   Expected<SpecOverrides> overrides = precision.overrides();
   if (!overrides)
     return reportError(overrides.takeError());
+  if (overrides->kvCache)
+    return reportError(makeUsageError(
+        "--kv-cache does not change a model's weights, which are all tmc quantize writes"));
   if (overrides->precision && isIRInput(input))
     return reportError(makeUsageError("--precision applies to a .tm input; the linears of " +
                                       input.getValue() + " carry their precision already"));

@@ -84,7 +84,7 @@ std::optional<RunMemory> estimateRunMemory(const LoadedSpec &loaded) {
     }
     memory.packed = saturatingAdd(memory.packed, bytes);
   }
-  memory.kvCache = saturatingMul(plan->cacheFloats, kFloat);
+  memory.kvCache = plan->cacheBytes;
   // The encoder phase's arena (S = source tokens) and the step's (T tokens)
   // are live at different times, but each up to max_seq rows.
   int64_t arena = std::max(plan->arenaWidth, plan->encodeArenaWidth);

@@ -324,10 +324,19 @@ int verifyCommand(int argc, char **argv) {
                                         referencePrecision + "' (expected one of: " +
                                         allowedPrecisions() + ")"));
     referenceSpec.precision = *chosen;
+    // f32 is the whole unreduced model: its key/value caches too.
+    bool unreduced = *chosen == Precision::F32;
+    if (unreduced)
+      referenceSpec.kvCache = CachePrecision::F32;
     for (StackSpec *stack : {&referenceSpec.encoder, &referenceSpec.decoder}) {
       stack->precision = *chosen;
-      for (LayerSpec &layer : stack->layerSpecs)
+      if (unreduced)
+        stack->kvCache = CachePrecision::F32;
+      for (LayerSpec &layer : stack->layerSpecs) {
         layer.precision = *chosen;
+        if (unreduced)
+          layer.kvCache = CachePrecision::F32;
+      }
     }
   }
 

@@ -176,6 +176,10 @@ int compileCommand(int argc, char **argv) {
     return tmc::reportError(tmc::makeUsageError(
         "--precision applies to a .tm input; the linears of " + input.getValue() +
         " carry their precision already"));
+  if (overrides->kvCache && tmc::isIRInput(input))
+    return tmc::reportError(
+        tmc::makeUsageError("--kv-cache applies to a .tm input; the caches of " + input.getValue() +
+                            " carry their precision already"));
   options.overrides = *overrides;
   options.threads = threads;
   return tmc::runCompile(options);

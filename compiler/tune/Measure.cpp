@@ -198,7 +198,7 @@ std::string KernelBench::harnessSource() const {
         os << "kT";
     }
     os << "}, " << (shape.isInt32 ? "true" : "false") << ", " << std::max<int32_t>(1, maxInt)
-       << "},\n";
+       << ", " << (shape.isUInt16 ? "true" : "false") << "},\n";
   }
   os << "};\n\n";
   if (linear)
@@ -258,14 +258,16 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             linear ? halide::lowerPackedLinear(kernel, schedule) : halide::lowerKernel(kernel, schedule);
         halide::KernelOutputs outputs;
         outputs.object = cand + ".o";
-        if (llvm::Error error = halide::compileKernel(lowered, "tmk_cand", target, outputs))
+        const TargetInfo kernelTarget =
+            kernel.usesDotProducts() ? target : withoutDotProducts(target);
+        if (llvm::Error error = halide::compileKernel(lowered, "tmk_cand", kernelTarget, outputs))
           return error;
         if (hasDecodeKernel()) {
           halide::KernelOutputs decodeOutputs;
           decodeOutputs.object = cand + "_decode.o";
           if (llvm::Error error = halide::compileKernel(
                   halide::lowerKernel(kernel, decodeKernelSchedule(kernel, schedule)),
-                  "tmk_cand_decode", target, decodeOutputs))
+                  "tmk_cand_decode", kernelTarget, decodeOutputs))
             return error;
           objects.push_back(decodeOutputs.object);
         }
@@ -273,8 +275,8 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
           halide::LoweredKernel pack = halide::lowerPackWeight(kernel, schedule);
           halide::KernelOutputs packOutputs;
           packOutputs.object = cand + "_pack.o";
-          if (llvm::Error error =
-                  halide::compileKernel(pack, "tmk_cand_pack", packTarget(target), packOutputs))
+          if (llvm::Error error = halide::compileKernel(pack, "tmk_cand_pack",
+                                                        withoutDotProducts(target), packOutputs))
             return error;
           objects.push_back(packOutputs.object);
         }

@@ -25,6 +25,7 @@
 // 16 bytes past a page boundary, and every vector load from it then splits
 // two cache lines (5-10% slower GEMMs than the compiled model runs, on Zen 4).
 #include "runtime/aligned.h"
+#include "runtime/half.h"
 
 #include <algorithm>
 #include <chrono>
@@ -47,16 +48,21 @@ struct Argument {
   int64_t extents[4];  ///< innermost first; kT: the run's T
   bool isInt;          ///< int32 ids in [0, maxInt), else floats in [-1, 1)
   int32_t maxInt;
+  /// 16-bit words (a kv_cache = f16 | bf16 attention's keys and values):
+  /// the bf16 bits of floats in [-1, 1), which read as f16 are finite too.
+  bool isBits16;
 };
 
 /// Seeded pseudo-random contents of one argument and its halide_buffer_t.
 struct Buf {
   tmr::AlignedVector<float> f;
   tmr::AlignedVector<int32_t> i;
+  tmr::AlignedVector<uint16_t> h;
   halide_buffer_t b{};
   halide_dimension_t d[4]{};
   /// `rank` extents, innermost first.
-  Buf(const int64_t *ext, int rank, bool isInt, int32_t maxInt, uint32_t seed) {
+  Buf(const int64_t *ext, int rank, bool isInt, int32_t maxInt, uint32_t seed,
+      bool isBits16 = false) {
     int64_t n = 1;
     for (int k = 0; k < rank; ++k)
       n *= ext[k];
@@ -71,6 +77,12 @@ struct Buf {
         v = static_cast<int32_t>(next() % static_cast<uint32_t>(maxInt));
       b.host = reinterpret_cast<uint8_t *>(i.data());
       b.type = halide_type_t(halide_type_int, 32);
+    } else if (isBits16) {
+      h.resize(n);
+      for (auto &v : h)
+        v = tmr::floatToBfloat16(static_cast<float>(next()) / 8388608.0f - 1.0f);
+      b.host = reinterpret_cast<uint8_t *>(h.data());
+      b.type = halide_type_t(halide_type_uint, 16);
     } else {
       f.resize(n);
       for (auto &v : f)
@@ -113,7 +125,7 @@ std::unique_ptr<Buf> makeBuffer(size_t a, int64_t T) {
   for (int d = 0; d < arg.rank; ++d)
     extents[d] = arg.extents[d] == kT ? T : arg.extents[d];
   return std::make_unique<Buf>(extents, arg.rank, arg.isInt, arg.maxInt,
-                               static_cast<uint32_t>(a + 1));
+                               static_cast<uint32_t>(a + 1), arg.isBits16);
 }
 
 /// Runs the kernel at T tokens; times it when `times` is given.

@@ -76,9 +76,13 @@ LogicalResult tmc::tm::expectPositiveFinite(Operation *op, StringRef name, doubl
   return diag << value;
 }
 
-LogicalResult tmc::tm::verifyCache(Operation *op, StringRef name, int64_t capacity) {
+LogicalResult tmc::tm::verifyCache(Operation *op, StringRef name, int64_t capacity,
+                                   std::optional<StringRef> precision) {
   if (name.empty() || capacity < 1)
     return op->emitOpError("needs a cache name and a capacity > 0");
+  if (precision && *precision != "f16" && *precision != "bf16")
+    return op->emitOpError("has precision = \"")
+           << *precision << "\"; a cache stores \"f16\" or \"bf16\" rows, or f32 without it";
   if (capacity > kMaxExtent)
     return op->emitOpError("needs a capacity of at most ") << kMaxExtent << " rows, found "
                                                            << capacity;
@@ -308,9 +312,13 @@ LogicalResult PoolOp::verify() {
   return success();
 }
 
-LogicalResult CacheAppendOp::verify() { return verifyCache(*this, getName(), getCapacity()); }
+LogicalResult CacheAppendOp::verify() {
+  return verifyCache(*this, getName(), getCapacity(), getPrecision());
+}
 
-LogicalResult CacheReadOp::verify() { return verifyCache(*this, getName(), getCapacity()); }
+LogicalResult CacheReadOp::verify() {
+  return verifyCache(*this, getName(), getCapacity(), getPrecision());
+}
 
 std::string tmc::tm::originName(Location loc) {
   std::string name;

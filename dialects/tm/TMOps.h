@@ -38,6 +38,7 @@ mlir::LogicalResult verifyWeightShape(mlir::Operation *op, llvm::StringRef name,
 mlir::LogicalResult expectPositiveFinite(mlir::Operation *op, llvm::StringRef name,
                                          double value);
 /// A cache's name and capacity (tm and tmk cache ops): a capacity of
-/// 1..kMaxExtent rows.
-mlir::LogicalResult verifyCache(mlir::Operation *op, llvm::StringRef name, int64_t capacity);
+/// 1..kMaxExtent rows; its storage `precision` "f16", "bf16" or absent (f32).
+mlir::LogicalResult verifyCache(mlir::Operation *op, llvm::StringRef name, int64_t capacity,
+                                std::optional<llvm::StringRef> precision);
 } // namespace tmc::tm

@@ -316,13 +316,17 @@ def TM_CacheAppendOp : TM_Op<"cache_append",
     Writes the call's rows after the `offset` rows already cached in the
     cache slot `name` (sized max_seq rows) and yields rows [0, offset + T): the
     keys or values attention reads when decoding token by token.
+    `precision` ("f16" or "bf16"; f32 when absent) is how the cache stores
+    its rows: each value rounded to that format, ties to even, as it is
+    appended, so the yielded rows hold the rounded values (`kv_cache = ...`).
 
     ```mlir
-    %keys = tm.cache_append %k at %offset {name = "decoder.layers.0.self_attn.k"}
+    %keys = tm.cache_append %k at %offset {name = "decoder.layers.0.self_attn.k", precision = "bf16"}
         : (tensor<?x64xf32>, i32) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins TM_Activations:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity);
+  let arguments = (ins TM_Activations:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity,
+                       OptionalAttr<StrAttr>:$precision);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = [{
     $input `at` $offset attr-dict `:` functional-type(operands, results)
@@ -336,13 +340,14 @@ def TM_CacheReadOp : TM_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
     An encoder-decoder model encodes its source once: `@encode` appends the
     cross-attention keys and values of every decoder layer to caches, and
     each decoding step of `@forward` reads them back with this op. The result
-    has one row per source token.
+    has one row per source token. `precision` is the cache's, as the
+    appending op gives it.
 
     ```mlir
     %keys = tm.cache_read {capacity = 64 : i64, name = "decoder.layers.0.cross_attn.k"} : tensor<?x32xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, I64Attr:$capacity);
+  let arguments = (ins StrAttr:$name, I64Attr:$capacity, OptionalAttr<StrAttr>:$precision);
   let results = (outs TM_Activations:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;

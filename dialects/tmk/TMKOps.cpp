@@ -40,7 +40,7 @@ KindAttrs attrsOf(KernelKind kind) {
   case KernelKind::linear:
     return {{"in_width", "activation"}, {"bias", "residual", "precision"}};
   case KernelKind::attention:
-    return {{"heads", "kv_heads", "head_dim", "scale", "mask"}, {"alibi"}};
+    return {{"heads", "kv_heads", "head_dim", "scale", "mask"}, {"alibi", "kv_precision"}};
   case KernelKind::add:
     return {{}, {}};
   case KernelKind::activation:
@@ -79,10 +79,11 @@ int64_t dimOf(Type type, unsigned index) {
 
 LogicalResult KernelOp::verify() {
   KindAttrs allowed = attrsOf(getKind());
-  static const StringRef kOptional[] = {
-      "in_width", "table_rows", "position_rows", "heads", "kv_heads", "head_dim",
-      "scale",    "eps",        "theta",         "position", "activation", "variant",
-      "bias",     "residual",   "length",        "mask",  "alibi",      "precision"};
+  static const StringRef kOptional[] = {"in_width", "table_rows", "position_rows", "heads",
+                                        "kv_heads", "head_dim",   "scale",         "eps",
+                                        "theta",    "position",   "activation",    "variant",
+                                        "bias",     "residual",   "length",        "mask",
+                                        "alibi",    "precision",  "kv_precision"};
   for (StringRef name : kOptional) {
     bool present = static_cast<bool>((*this)->getAttr(name));
     bool required = llvm::is_contained(allowed.required, name);
@@ -117,7 +118,8 @@ LogicalResult KernelOp::verify() {
                          getKind() == KernelKind::linear
                              ? ArrayRef<StringRef>(kActivations)
                              : ArrayRef<StringRef>(kActivations).drop_front())) ||
-      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8", "q4"})))
+      failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8", "q4"})) ||
+      failed(expectOneOf(*this, "kv_precision", getKvPrecision(), {"f16", "bf16"})))
     return failure();
   switch (getKind()) {
   case KernelKind::embed:
@@ -286,7 +288,7 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult CacheAppendOp::verify() {
-  return tmc::tm::verifyCache(*this, getName(), getCapacity());
+  return tmc::tm::verifyCache(*this, getName(), getCapacity(), getPrecision());
 }
 
 LogicalResult ConcatOp::verify() {
@@ -296,5 +298,5 @@ LogicalResult ConcatOp::verify() {
 LogicalResult SplitOp::verify() { return tmc::tm::verifyColumnSplit(*this, getInput(), getResults()); }
 
 LogicalResult CacheReadOp::verify() {
-  return tmc::tm::verifyCache(*this, getName(), getCapacity());
+  return tmc::tm::verifyCache(*this, getName(), getCapacity(), getPrecision());
 }

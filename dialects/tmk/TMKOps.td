@@ -41,7 +41,9 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     the units `bias` / `residual` (epilogue inputs) and `precision` ("f32"
     when absent, "bf16", "int8" or "q4": kernels of different precision
     are different code, never shared); attention `heads`,
-    `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`; norms `variant`,
+    `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`, `kv_precision` (the
+    storage of the key/value caches it reads, "f16" or "bf16"; f32 when
+    absent: it widens each element as it loads it); norms `variant`,
     `eps`, `bias`; and so on. `decode` marks a kernel a decoding step calls
     with one query row (`tmk-decode-variants`): it is compiled with a
     one-row variant next to the tiled one.
@@ -61,7 +63,7 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
                        OptionalAttr<StrAttr>:$activation, OptionalAttr<StrAttr>:$variant,
                        UnitAttr:$bias, UnitAttr:$residual, UnitAttr:$length,
                        OptionalAttr<TM_MaskAttr>:$mask, UnitAttr:$alibi, UnitAttr:$decode,
-                       OptionalAttr<StrAttr>:$precision);
+                       OptionalAttr<StrAttr>:$precision, OptionalAttr<StrAttr>:$kv_precision);
   let assemblyFormat = "$sym_name $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -123,13 +125,16 @@ def TMK_CacheAppendOp : TMK_Op<"cache_append", [MemoryEffects<[MemRead, MemWrite
   let description = [{
     The copy a decoder's key and value caches need: `offset` rows are
     already there (a decoding step's keys are the cache's P + T rows).
+    `precision` ("f16" or "bf16"; f32 when absent) is the cache's storage:
+    rows are rounded to it as they are copied in (tm.cache_append).
 
     ```mlir
     %keys = tmk.cache_append %k at %offset {name = "decoder.layers.0.self_attn.k", capacity = 64 : i64}
         : (tensor<?x64xf32>, i32) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins 2DTensorOf<[F32]>:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity);
+  let arguments = (ins 2DTensorOf<[F32]>:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity,
+                       OptionalAttr<StrAttr>:$precision);
   let results = (outs 2DTensorOf<[F32]>:$result);
   let assemblyFormat = "$input `at` $offset attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -142,7 +147,7 @@ def TMK_CacheReadOp : TMK_Op<"cache_read", [MemoryEffects<[MemRead]>]> {
     %keys = tmk.cache_read {name = "decoder.layers.0.cross_attn.k", capacity = 64 : i64} : tensor<?x32xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, I64Attr:$capacity);
+  let arguments = (ins StrAttr:$name, I64Attr:$capacity, OptionalAttr<StrAttr>:$precision);
   let results = (outs 2DTensorOf<[F32]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -50,16 +50,21 @@ constexpr double tolerance = 1e-5;
 /// quantizes its rows as int8 does). A semantic difference is 1e-2: on that
 /// spec, activations truncated instead of rounded measure 1.5e-2, the first
 /// row's scale for every row 4.7e-2 (mutants of LowerLinear.cpp, 2026-11-26).
+/// Key/value caches of f16 or bf16 rows (kv_cache) are held to it too: a
+/// cached value rounded apart at a tie moves by an f16 or bf16 ulp of itself,
+/// as a bf16 linear's input does.
 constexpr double reducedPrecisionTolerance = 1e-4;
 
 /// The tolerance `spec` is held to.
 double toleranceFor(const tmc::ModelSpec &spec) {
   bool reduced = spec.precision != tmc::Precision::F32;
   for (const tmc::StackSpec *stack : {&spec.encoder, &spec.decoder})
-    for (int64_t i = 0; stack->present && i < stack->layers; ++i)
-      reduced = reduced || (stack->layerSpecs.empty() ? stack->precision
-                                                     : stack->layer(i).precision) !=
-                               tmc::Precision::F32;
+    for (int64_t i = 0; stack->present && i < stack->layers; ++i) {
+      const tmc::LayerSpec &layer =
+          stack->layerSpecs.empty() ? *stack : static_cast<const tmc::LayerSpec &>(stack->layer(i));
+      reduced = reduced || layer.precision != tmc::Precision::F32 ||
+                layer.kvCache != tmc::CachePrecision::F32;
+    }
   return reduced ? reducedPrecisionTolerance : tolerance;
 }
 

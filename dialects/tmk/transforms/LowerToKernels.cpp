@@ -33,6 +33,36 @@ int64_t width(Value value) { return cast<ShapedType>(value.getType()).getDimSize
 
 int64_t rows(Value value) { return cast<ShapedType>(value.getType()).getDimSize(0); }
 
+/// The storage precision of the cache a value was read from ("" for f32:
+/// a cache without `precision`, or a value that is no cache's).
+StringRef cachePrecisionOf(Value value) {
+  Operation *producer = value.getDefiningOp();
+  std::optional<StringRef> precision;
+  // The walk may have lowered the cache op before its reader.
+  if (auto append = dyn_cast_or_null<tm::CacheAppendOp>(producer))
+    precision = append.getPrecision();
+  else if (auto read = dyn_cast_or_null<tm::CacheReadOp>(producer))
+    precision = read.getPrecision();
+  else if (auto append = dyn_cast_or_null<tmk::CacheAppendOp>(producer))
+    precision = append.getPrecision();
+  else if (auto read = dyn_cast_or_null<tmk::CacheReadOp>(producer))
+    precision = read.getPrecision();
+  return precision.value_or("");
+}
+
+/// How the keys and values an attention reads are stored ("" for f32): one
+/// kernel widens both the same way, so they must agree.
+FailureOr<StringRef> storedPrecision(tm::AttentionOp attention) {
+  StringRef keys = cachePrecisionOf(attention.getKey()),
+            values = cachePrecisionOf(attention.getValue());
+  if (keys == values)
+    return keys;
+  auto spelled = [](StringRef p) { return p.empty() ? StringRef("f32") : p; };
+  return attention.emitOpError("reads keys stored as ")
+         << spelled(keys) << " and values stored as " << spelled(values)
+         << "; one attention kernel reads both at one precision";
+}
+
 /// The kind and static attributes of the kernel `op` runs as; failure for an
 /// op that has no kernel.
 FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &attrs) {
@@ -77,13 +107,19 @@ FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &at
           str("precision", linear.getEffectivePrecision());
         return tmk::KernelKind::linear;
       })
-      .Case([&](tm::AttentionOp attention) {
+      .Case([&](tm::AttentionOp attention) -> FailureOr<tmk::KernelKind> {
         i64("heads", attention.getHeads());
         i64("kv_heads", attention.getKvHeads());
         i64("head_dim", attention.getHeadDim());
         f64("scale", attention.getScale().convertToDouble());
         attrs.set("mask", attention.getMask());
         unit("alibi", attention.getAlibi());
+        // lower() reported keys and values stored apart already.
+        FailureOr<StringRef> stored = storedPrecision(attention);
+        if (failed(stored))
+          return failure();
+        if (!stored->empty())
+          str("kv_precision", *stored);
         return tmk::KernelKind::attention;
       })
       .Case([&](tm::AddOp) { return tmk::KernelKind::add; })
@@ -153,13 +189,16 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
     } else if (auto split = dyn_cast<tm::SplitOp>(op)) {
       replacement = b.create<tmk::SplitOp>(op->getLoc(), split.getResultTypes(), split.getInput());
     } else if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
-      replacement = b.create<tmk::CacheAppendOp>(op->getLoc(), append.getType(),
-                                                 append.getInput(), append.getOffset(),
-                                                 append.getName(), append.getCapacity());
+      replacement = b.create<tmk::CacheAppendOp>(
+          op->getLoc(), append.getType(), append.getInput(), append.getOffset(),
+          append.getNameAttr(), append.getCapacityAttr(), append.getPrecisionAttr());
     } else if (auto read = dyn_cast<tm::CacheReadOp>(op)) {
-      replacement = b.create<tmk::CacheReadOp>(op->getLoc(), read.getType(), read.getName(),
-                                               read.getCapacity());
+      replacement = b.create<tmk::CacheReadOp>(op->getLoc(), read.getType(), read.getNameAttr(),
+                                               read.getCapacityAttr(), read.getPrecisionAttr());
     } else {
+      if (auto attention = dyn_cast<tm::AttentionOp>(op);
+          attention && failed(storedPrecision(attention)))
+        return failure();
       NamedAttrList attrs;
       FailureOr<tmk::KernelKind> kind = describe(op, b, attrs);
       if (failed(kind))

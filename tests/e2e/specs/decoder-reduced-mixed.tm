@@ -1,8 +1,10 @@
 # Reduced precision in one model: a Llama-style decoder (rope, grouped-query
 # attention, swiglu, rmsnorm, untied head) whose linears multiply in int8,
 # its second layer in q4 (K = 48 and 72: partial blocks, an odd block count)
-# and its third in f32, as a user keeps sensitive layers wider. The
-# reference quantizes the same inputs. (bf16 in a mixed model: the parity
+# and its third in f32, as a user keeps sensitive layers wider. Its key/value
+# caches store bf16 rows, the third layer's f16 (kv_cache: the keys rounded
+# after rope, through grouped-query heads). The reference quantizes and
+# rounds the same inputs. (bf16 in a mixed model: the parity
 # suite's encdec-precision-mixed and lit driver/bf16.test.)
 model reduced_mixed {
   vocab = 80
@@ -10,6 +12,7 @@ model reduced_mixed {
   max_seq = 40
   position = rope(theta = 10000)
   precision = int8
+  kv_cache = bf16
   output = lm_head(tied = false)
   decoder {
     layers = 3
@@ -21,6 +24,6 @@ model reduced_mixed {
     norm = pre(rmsnorm(eps = 1e-6))
     final_norm = rmsnorm(eps = 1e-6)
     layers 1..1 { precision = q4 }
-    layers 2..2 { precision = f32 }
+    layers 2..2 { precision = f32; kv_cache = f16 }
   }
 }

@@ -419,3 +419,19 @@ func.func @cache_read_capacity() -> tensor<?x8xf32> {
   %k = tm.cache_read {capacity = 4294967296 : i64, name = "k"} : tensor<?x8xf32>
   return %k : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @cache_precision(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.cache_append' op has precision = "f8"; a cache stores "f16" or "bf16" rows, or f32 without it}}
+  %k = tm.cache_append %x at %offset {capacity = 16 : i64, name = "k", precision = "f8"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @cache_read_precision() -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tm.cache_read' op has precision = "f32"; a cache stores "f16" or "bf16" rows, or f32 without it}}
+  %k = tm.cache_read {capacity = 16 : i64, name = "k", precision = "f32"} : tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}

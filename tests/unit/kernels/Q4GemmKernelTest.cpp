@@ -130,8 +130,8 @@ TEST_P(Q4GemmKernelTest, MatchesTheQuantizedInputsSummedExactly) {
   ASSERT_EQ(extents[0], 4);
   ASSERT_EQ(extents[2], 9 * ((B + 1) / 2));
   Halide::Buffer<int8_t> packed(extents);
-  // The pack kernel's target as the compiler picks it (Target.h's packTarget).
-  Halide::Target packHalide(packTarget(*tt.info).halideTarget);
+  // The pack kernel's target as the compiler picks it (Target.h's withoutDotProducts).
+  Halide::Target packHalide(withoutDotProducts(*tt.info).halideTarget);
   test::realizeWith(halide::lowerPackWeight(desc, schedule), packHalide, {{"weight", w}}, packed);
   // The contract: per pair of blocks, 4 rows of nibble pairs for each block,
   // then a row of the two blocks' f16 scales.

@@ -49,13 +49,14 @@ int decoderRun(const tmr_run_args *args, char *err, size_t errLen) {
   }
   const float *packed = static_cast<const float *>(args->prepared);
   const float *bias = static_cast<const float *>(args->weights[1]);
+  float *cache = static_cast<float *>(args->cache);
   for (int64_t t = 0; t < args->num_tokens; ++t) {
     int64_t row = args->offset + t;
     for (int64_t j = 0; j < kWidth; ++j) {
-      args->cache[row * kWidth + j] = packed[args->tokens[t] * kWidth + j] / 2;
+      cache[row * kWidth + j] = packed[args->tokens[t] * kWidth + j] / 2;
       float sum = bias[j];
       for (int64_t i = 0; i <= row; ++i)
-        sum += args->cache[i * kWidth + j];
+        sum += cache[i * kWidth + j];
       args->output[t * kWidth + j] = sum;
     }
   }
@@ -95,7 +96,7 @@ tmr_model_desc decoderDesc() {
   tmr_model_desc desc = encoderDesc();
   desc.name = "toy_decoder";
   desc.output_kind = "logits";
-  desc.cache_floats = kMaxSeq * kWidth;
+  desc.cache_bytes = kMaxSeq * kWidth * sizeof(float);
   desc.run = decoderRun;
   desc.prepare = prepareDecoder;
   desc.release = releaseDecoder;

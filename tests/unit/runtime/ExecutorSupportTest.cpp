@@ -27,7 +27,7 @@ tmr_model_desc decoder() {
   model.abi_version = TMR_ABI_VERSION;
   model.max_seq = 16;
   model.output_width = 8;
-  model.cache_floats = 64;
+  model.cache_bytes = 64 * sizeof(float);
   model.num_tensors = 1;
   model.tensors = kTensors;
   return model;
@@ -71,7 +71,7 @@ TEST(ExecutorSupport, ChecksTokenCountsOffsetAndLength) {
   EXPECT_EQ(sizes.offset, 12);
   run.args.length = 5;
   EXPECT_EQ(check(run.args, model), "length 5 is outside [1, 4]");
-  model.cache_floats = 0;
+  model.cache_bytes = 0;
   run.args.length = 0;
   EXPECT_EQ(check(run.args, model), "this model keeps no cache: offset must be 0");
 }
@@ -115,7 +115,7 @@ TEST(ExecutorSupport, ChecksAlignment) {
   run.args.arena = nullptr;
   run.args.cache = run.cache.data() + 1;
   EXPECT_EQ(check(run.args, model), "the cache is not aligned to 128 bytes");
-  model.cache_floats = 0;
+  model.cache_bytes = 0;
   EXPECT_EQ(check(run.args, model), "");
 }
 
@@ -188,6 +188,41 @@ TEST(ExecutorSupport, AFailedKernelSaysWhichAndWhy) {
   kernelFailed(err, sizeof err, "tm.linear (model.tm:3:5)", -1);
   EXPECT_EQ(std::string(err).rfind("this executable was compiled for CUDA", 0), 0u) << err;
   tmr_halide_error_clear();
+}
+
+} // namespace
+
+namespace {
+
+// appendCacheRows: what a generated executor calls for tm.cache_append.
+// Rows land after the `offset` already cached, read `rowStride` floats apart
+// (a fused projection's k or v), stored as the cache's precision says.
+TEST(ExecutorSupport, AppendsCacheRowsInTheirPrecision) {
+  // Two rows of 3 values, 5 floats apart (columns 1..3 of a wider buffer).
+  const float source[] = {9, 1.0f, -2.5f, 65519.0f, 9, 9, 1.0f + 0x1p-9f, 0x1p-25f, -0.0f, 9};
+  const float *rows = source + 1;
+
+  float f32[9] = {7, 7, 7, 7, 7, 7, 7, 7, 7};
+  appendCacheRows(f32, CacheStorage::F32, 3, 1, rows, 2, 5);
+  const float expected32[] = {7, 7, 7, 1.0f, -2.5f, 65519.0f, 1.0f + 0x1p-9f, 0x1p-25f, -0.0f};
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(f32[i], expected32[i]) << i;
+
+  // f16: 65519 rounds to 65504 (0x7bff), 1 + 2^-9 keeps its bit, 2^-25 (half
+  // the smallest subnormal, a tie) rounds to even: zero.
+  uint16_t f16[9] = {};
+  appendCacheRows(f16, CacheStorage::F16, 3, 1, rows, 2, 5);
+  const uint16_t expected16[] = {0, 0, 0, 0x3c00, 0xc100, 0x7bff, 0x3c02, 0x0000, 0x8000};
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(f16[i], expected16[i]) << i;
+
+  // bf16: 8 significant bits: 2^-9 is under half of 1's ulp (2^-8), so
+  // 1 + 2^-9 rounds to 1; 65519 rounds up to 65536 (0x4780).
+  uint16_t b16[9] = {};
+  appendCacheRows(b16, CacheStorage::BF16, 3, 1, rows, 2, 5);
+  const uint16_t expectedB[] = {0, 0, 0, 0x3f80, 0xc020, 0x4780, 0x3f80, 0x3300, 0x8000};
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(b16[i], expectedB[i]) << i;
 }
 
 } // namespace

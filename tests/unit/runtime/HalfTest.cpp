@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace {
 
@@ -32,6 +33,46 @@ TEST(HalfTest, RoundsToNearestEven) {
   // Subnormals round to the nearest multiple of 2^-24.
   EXPECT_EQ(tmr::floatToHalf(std::ldexp(3.0f, -25)), 0x0002);
 }
+
+#if defined(__FLT16_MAX__)
+/// The compiler's own binary16 conversion (_Float16, IEEE rounding) is the
+/// oracle for the runtime's integer one, which appends f16 cache rows.
+uint16_t compilerHalf(float value) {
+  _Float16 half = static_cast<_Float16>(value);
+  uint16_t bits;
+  std::memcpy(&bits, &half, sizeof bits);
+  return bits;
+}
+
+void expectSameHalf(float value) {
+  uint16_t ours = tmr::floatToHalf(value), expected = compilerHalf(value);
+  if (std::isnan(value))
+    ASSERT_TRUE((ours & 0x7c00u) == 0x7c00u && (ours & 0x3ffu) != 0) << std::hexfloat << value;
+  else
+    ASSERT_EQ(ours, expected) << std::hexfloat << value;
+}
+
+TEST(HalfTest, NarrowingMatchesTheCompilersBinary16) {
+  // A spread of every f32 range: every 997th bit pattern.
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 997) {
+    float value;
+    uint32_t word = static_cast<uint32_t>(bits);
+    std::memcpy(&value, &word, sizeof value);
+    expectSameHalf(value);
+  }
+  // Every tie between two neighbouring halves (subnormal, normal, and the one
+  // past 65504 that decides overflow), and the floats either side of it.
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    float low = tmr::halfToFloat(static_cast<uint16_t>(h));
+    float high = h + 1 < 0x7c00 ? tmr::halfToFloat(static_cast<uint16_t>(h + 1)) : 65536.0f;
+    float tie = low + (high - low) / 2;
+    for (float value : {tie, std::nextafter(tie, 0.0f), std::nextafter(tie, INFINITY)}) {
+      expectSameHalf(value);
+      expectSameHalf(-value);
+    }
+  }
+}
+#endif
 
 TEST(HalfTest, EveryHalfRoundTrips) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {

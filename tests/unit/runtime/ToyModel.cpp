@@ -79,7 +79,7 @@ const tmr_model_desc kModel = {
     .max_seq = kMaxSeq,
     .output_width = kWidth,
 #ifdef TOY_DECODER
-    .cache_floats = kMaxSeq, // unused by run(); non-zero makes main() generate
+    .cache_bytes = kMaxSeq, // unused by run(); non-zero makes main() generate
 #endif
     .num_tensors = 2,
     .tensors = kTensors,

@@ -243,3 +243,21 @@ func.func @weight_rows() -> tensor<2147483648x8xf32> {
   %w = tmk.weight "embed.tokens" : tensor<2147483648x8xf32>
   return %w : tensor<2147483648x8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{has kv_precision = "int8"; expected one of "f16" "bf16"}}
+tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, kv_precision = "int8", mask = #tm.mask<>, scale = 0.5 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{of kind linear takes no 'kv_precision'}}
+tmk.kernel @linear linear {activation = "none", in_width = 8 : i64, kv_precision = "f16", width = 8 : i64}
+
+// -----
+
+func.func @cache_append_precision(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tmk.cache_append' op has precision = "fp16"; a cache stores "f16" or "bf16" rows, or f32 without it}}
+  %k = tmk.cache_append %x at %offset {capacity = 16 : i64, name = "k", precision = "fp16"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}
