@@ -16,19 +16,24 @@
 # --json also prints config"), not only the fields torch_model.py and
 # run_parity.py read today, and a field tmc prints that is not written here is
 # itself a difference: a field the torch model starts to read must first be
-# given an independent expected value.
+# given an independent expected value. Beside the config, `--check-configs`
+# and `--check` also hold the check's `kv_cache` word and `kv_cache_bytes` to
+# those worked out from the expected config (expected_kv_cache).
 #
 # Defaults used below, from docs/spec-language.md:
 #   model:  position sinusoidal, embed_scale false, embed_norm none,
 #           segments 0, share_embeddings true, output hidden, dtype f32,
-#           precision f32; lm_head: tied true, bias false; classifier: pool
-#           first.
+#           precision f32, kv_cache f32; lm_head: tied true, bias false;
+#           classifier: pool first.
 #   stack:  kv_heads = heads, head_dim = d_model / heads, d_ff = 4 * d_model,
 #           ffn relu, norm post(layernorm(eps = 1e-5)), final_norm none for a
 #           post-norm stack, bias true, attention full, mask none in an
 #           encoder and causal in a decoder, cross_attention true in the
 #           decoder of an encoder-decoder model and false everywhere else,
-#           precision = the model's precision.
+#           precision = the model's precision, kv_cache = the model's
+#           kv_cache in a decoder; an encoder layer's kv_cache is always f32
+#           (the encoder keeps no cache: the key is an error in an encoder
+#           block, and the model-level key is the decoder's default).
 #   overrides: a layer takes a key from its override, else the stack block,
 #           else the default; defaults that depend on other keys (head_dim,
 #           kv_heads) are worked out per layer.
@@ -120,11 +125,12 @@ def position(kind, theta=None):
     return {"kind": kind} if theta is None else {"kind": kind, "theta": theta}
 
 
-def layer(*, heads, kv_heads, head_dim, d_ff, ffn, bias, norm, attention, mask, precision):
+def layer(*, heads, kv_heads, head_dim, d_ff, ffn, bias, norm, attention, mask, precision,
+          kv_cache):
     """One layer, every key given (no defaults here: each is resolved by hand)."""
     return {"heads": heads, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
             "ffn": ffn, "bias": bias, "norm": norm, "attention": attention, "mask": mask,
-            "precision": precision}
+            "precision": precision, "kv_cache": kv_cache}
 
 
 def stack(*, layers, final_norm, cross_attention, every, overrides=()):
@@ -142,11 +148,12 @@ def stack(*, layers, final_norm, cross_attention, every, overrides=()):
 
 
 def model(*, name, vocab, d_model, max_seq, position, embed_scale, embed_norm, segments,
-          share_embeddings, output, dtype, precision, encoder, decoder):
+          share_embeddings, output, dtype, precision, kv_cache, encoder, decoder):
     return {"name": name, "vocab": vocab, "d_model": d_model, "max_seq": max_seq,
             "position": position, "embed_scale": embed_scale, "embed_norm": embed_norm,
             "segments": segments, "share_embeddings": share_embeddings, "output": output,
-            "dtype": dtype, "precision": precision, "encoder": encoder, "decoder": decoder}
+            "dtype": dtype, "precision": precision, "kv_cache": kv_cache, "encoder": encoder,
+            "decoder": decoder}
 
 
 # ----------------------------------------------------------------------------
@@ -158,100 +165,103 @@ EXPECTED = {
     "example:encoder-tiny": model(
         name="encoder_tiny", vocab=100, d_model=64, max_seq=64, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,  # defaults
-        output=HIDDEN, dtype="f32", precision="f32",  # dtype and precision defaults
+        output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",  # defaults
         encoder=stack(layers=2, final_norm=None, cross_attention=False,  # post: none; encoder
                       every=layer(heads=4, kv_heads=4, head_dim=16,  # = heads; 64 / 4
                                   d_ff=128, ffn="relu", bias=True,  # bias default
                                   norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=NONE_MASK, precision="f32")),  # encoder default
+                                  mask=NONE_MASK, precision="f32",  # encoder default
+                                  kv_cache="f32")),
         decoder=None),
     "example:bert-mini-encoder": model(
         name="bert_mini_encoder", vocab=1000, d_model=128, max_seq=128,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=4, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=32,  # 128 / 4
                                   d_ff=512, ffn="relu", bias=True,
                                   norm=post(layernorm(1e-5)), attention=FULL, mask=NONE_MASK,
-                                  precision="f32")),
+                                  precision="f32", kv_cache="f32")),
         decoder=None),
     "example:gpt-mini": model(
         name="gpt_mini", vocab=50257, d_model=128, max_seq=256, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
         output=lm_head(tied=False, bias=False),  # bias default false
-        dtype="f32", precision="f32", encoder=None,
+        dtype="f32", precision="f32", kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,  # no encoder
                       every=layer(heads=4, kv_heads=4, head_dim=32, d_ff=512, ffn="gelu_tanh",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL], precision="f32"))),
+                                  mask=[CAUSAL], precision="f32", kv_cache="f32"))),
 
     # ---- encoders ---------------------------------------------------------
     "enc-post-ln-relu": model(
         name="enc_post_ln_relu", vocab=97, d_model=45, max_seq=37,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=5, kv_heads=5, head_dim=9,  # 45 / 5
                                   d_ff=96, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
-                                  attention=FULL, mask=NONE_MASK, precision="f32")),
+                                  attention=FULL, mask=NONE_MASK, precision="f32", kv_cache="f32")),
         decoder=None),
     "bert-base-scaled": model(
         name="bert_base_scaled", vocab=97, d_model=64, max_seq=40, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=2, share_embeddings=True,
-        output=classifier(classes=3, pool="first"), dtype="f32", precision="f32",
+        output=classifier(classes=3, pool="first"), dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-12)), attention=FULL,
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=None),
     "enc-pre-ln-silu-mean": model(
         name="enc_pre_ln_silu_mean", vocab=97, d_model=64, max_seq=48, position=position("none"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=classifier(classes=4, pool="mean"), dtype="f16", precision="f32",
+        output=classifier(classes=4, pool="mean"), dtype="f16", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=2, kv_heads=2, head_dim=32,  # 64 / 2
                                   d_ff=256,  # 4 * 64
                                   ffn="silu", bias=False, norm=pre(layernorm(1e-5)),
-                                  attention=FULL, mask=[PADDING], precision="f32")),
+                                  attention=FULL, mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=None),
     "enc-rms-window-global-mlm": model(
         name="enc_rms_window_global_mlm", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=rmsnorm(1e-6), segments=0,
         share_embeddings=True, output=lm_head(tied=True, bias=True), dtype="f32", precision="f32",
+        kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="gelu_tanh",
                                   bias=True, norm=post(rmsnorm(1e-6)), attention=FULL,
                                   mask=[PADDING, sliding_window(8), global_(0, 5)],
-                                  precision="f32")),
+                                  precision="f32", kv_cache="f32")),
         decoder=None),
     "enc-alibi-dilated-random": model(
         name="enc_alibi_dilated_random", vocab=97, d_model=64, max_seq=48,
         position=position("alibi"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="bf16", precision="f32",
+        share_embeddings=True, output=HIDDEN, dtype="bf16", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=80, ffn="geglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
                                   mask=[PADDING, dilated_window(12, 3), random_(3, 7)],
-                                  precision="f32")),
+                                  precision="f32", kv_cache="f32")),
         decoder=None),
     "enc-rope-mqa-linformer": model(
         name="enc_rope_mqa_linformer", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=500), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=linformer(16),
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=None),
     "enc-headdim-overrides": model(
         name="enc_headdim_overrides", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32",
+        share_embeddings=True, output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(
             layers=3, final_norm=None, cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=12,  # head_dim given, not 64 / 4
                         d_ff=256, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
-                        attention=FULL, mask=[CAUSAL], precision="f32"),
+                        attention=FULL, mask=[CAUSAL], precision="f32", kv_cache="f32"),
             overrides=[
                 # heads = 2 keeps the stack's head_dim = 12 (set in the block).
                 (1, 1, dict(heads=2, kv_heads=1, ffn="geglu", bias=False,
@@ -263,131 +273,143 @@ EXPECTED = {
     "enc-random-global": model(
         name="enc_random_global", vocab=97, d_model=36, max_seq=32, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=3, share_embeddings=True,
-        output=classifier(classes=2, pool="mean"), dtype="f32", precision="f32",
+        output=classifier(classes=2, pool="mean"), dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None,  # `final_norm = none` written
                       cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=9,  # 36 / 4
                                   d_ff=144,  # 4 * 36
                                   ffn="gelu", bias=True, norm=pre(layernorm(1e-5)),
                                   attention=FULL, mask=[random_(4, 3), global_(1)],
-                                  precision="f32")),
+                                  precision="f32", kv_cache="f32")),
         decoder=None),
     "longformer-scaled": model(
         name="longformer_scaled", vocab=97, d_model=64, max_seq=40, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=2, share_embeddings=True,
-        output=classifier(classes=2, pool="first"), dtype="f32", precision="f32",
+        output=classifier(classes=2, pool="first"), dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(
             layers=2, final_norm=None, cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu", bias=True,
                         norm=post(layernorm(1e-12)), attention=FULL, mask=[PADDING],
-                        precision="f32"),
+                        precision="f32", kv_cache="f32"),
             overrides=[(0, 0, dict(mask=[PADDING, sliding_window(8), global_(0)]))]),
         decoder=None),
     "bigbird-scaled": model(
         name="bigbird_scaled", vocab=97, d_model=64, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=0, share_embeddings=True,
-        output=HIDDEN, dtype="f32", precision="f32",
+        output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu_tanh",
                                   bias=True, norm=post(layernorm(1e-12)), attention=FULL,
                                   mask=[PADDING, sliding_window(6), global_(0, 1),
-                                        random_(3, 0)], precision="f32")),
+                                        random_(3, 0)], precision="f32", kv_cache="f32")),
         decoder=None),
 
     # ---- decoders ---------------------------------------------------------
     "gpt2-small-scaled": model(
         name="gpt2_small_scaled", vocab=97, d_model=64, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu_tanh",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL], precision="f32"))),
+                                  mask=[CAUSAL], precision="f32", kv_cache="f32"))),
     "llama-scaled": model(
         name="llama_scaled", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=88, ffn="swiglu",
                                   bias=False, norm=pre(rmsnorm(1e-6)), attention=FULL,
                                   mask=[CAUSAL],
-                                  precision="f32"))),  # no mask written: decoder default
+                                  precision="f32",  # no mask written: decoder default
+                                  kv_cache="f32"))),
     "dec-alibi-window": model(
         name="dec_alibi_window", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=False, bias=True), dtype="f32", precision="f32", encoder=None,
+        output=lm_head(tied=False, bias=True), dtype="f32", precision="f32",
+        kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[sliding_window(6)], precision="f32"))),
+                                  mask=[sliding_window(6)], precision="f32", kv_cache="f32"))),
     "dec-mqa-f16": model(
         name="dec_mqa_f16", vocab=97, d_model=64, max_seq=48, position=position("sinusoidal"),
         embed_scale=True, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f16", precision="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f16", precision="f32",
+        kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=None,  # `final_norm = none` written
                       cross_attention=False,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL], precision="f32"))),
+                                  mask=[CAUSAL], precision="f32", kv_cache="f32"))),
     "dec-rope-dilated-bf16": model(
         name="dec_rope_dilated_bf16", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="bf16", precision="f32",
+        kv_cache="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=2, kv_heads=2, head_dim=24,  # given, not 64 / 2
                                   d_ff=256, ffn="relu", bias=True, norm=post(rmsnorm(1e-6)),
                                   attention=FULL, mask=[CAUSAL, dilated_window(9, 2)],
-                                  precision="f32"))),
+                                  precision="f32", kv_cache="f32"))),
     "dec-global-random": model(
         name="dec_global_random", vocab=97, d_model=48, max_seq=48, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-5), segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=12,  # 48 / 4
                                   d_ff=100, ffn="gelu", bias=True, norm=pre(rmsnorm(1e-6)),
                                   attention=FULL,
-                                  mask=[CAUSAL, global_(0, 2), random_(2, 11)], precision="f32"))),
+                                  mask=[CAUSAL, global_(0, 2), random_(2, 11)], precision="f32",
+                                  kv_cache="f32"))),
     "dec-noncausal": model(
         name="dec_noncausal", vocab=97, d_model=30, max_seq=45, position=position("none"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", encoder=None,
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32", encoder=None,
         decoder=stack(
             layers=2, final_norm=None, cross_attention=False,
             every=layer(heads=3, kv_heads=3, head_dim=10,  # 30 / 3
                         d_ff=120,  # 4 * 30
                         ffn="relu", bias=True, norm=post(layernorm(1e-5)), attention=FULL,
                         mask=NONE_MASK,
-                        precision="f32"),  # `mask = none` written (not the decoder default)
+                        precision="f32",  # `mask = none` written (not the decoder default)
+                        kv_cache="f32"),
             overrides=[(1, 1, dict(mask=[PADDING, global_(1), sliding_window(4)]))])),
     "dec-linformer-cls": model(
         name="dec_linformer_cls", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=classifier(classes=3, pool="mean"), dtype="f32",
-        precision="f32",
+        precision="f32", kv_cache="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=linformer(12),
-                                  mask=NONE_MASK, precision="f32"))),
+                                  mask=NONE_MASK, precision="f32", kv_cache="f32"))),
     "dec-linformer-rope-lm": model(
         name="dec_linformer_rope_lm", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
+        kv_cache="f32",
         encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=linformer(20),
-                                  mask=[PADDING], precision="f32"))),
+                                  mask=[PADDING], precision="f32", kv_cache="f32"))),
     "dec-overrides-hidden": model(
         name="dec_overrides_hidden", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True, output=HIDDEN,
-        dtype="f32", precision="f32", encoder=None,
+        dtype="f32", precision="f32", kv_cache="f32", encoder=None,
         decoder=stack(
             layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
             every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu_tanh", bias=True,
-                        norm=pre(rmsnorm(1e-6)), attention=FULL, mask=[CAUSAL], precision="f32"),
+                        norm=pre(rmsnorm(1e-6)), attention=FULL, mask=[CAUSAL], precision="f32",
+                        kv_cache="f32"),
             # heads stays 4 in layer 0, so head_dim stays 64 / 4.
             overrides=[(0, 0, dict(norm=post(layernorm(1e-5)), ffn="swiglu", kv_heads=2,
                                    d_ff=48, bias=False,
@@ -398,117 +420,126 @@ EXPECTED = {
         name="transformer_base_scaled", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=True, embed_norm=None, segments=0,
         share_embeddings=True,  # default
-        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32",
+        output=lm_head(tied=True, bias=False), dtype="f32", precision="f32", kv_cache="f32",
         # No norm written: post(layernorm(eps = 1e-5)) by default, so no final_norm.
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="relu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=stack(layers=2, final_norm=None,
                       cross_attention=True,  # default in an encoder-decoder's decoder
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="relu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL], precision="f32"))),
+                                  mask=[CAUSAL], precision="f32", kv_cache="f32"))),
     "encdec-rope-unshared": model(
         name="encdec_rope_unshared", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=layernorm(1e-5),
         segments=2, share_embeddings=False, output=lm_head(tied=True, bias=False), dtype="f32",
-        precision="f32",
+        precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
                                   bias=False, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[CAUSAL], precision="f32"))),  # decoder default
+                                  mask=[CAUSAL], precision="f32",  # decoder default
+                                  kv_cache="f32"))),
     "encdec-alibi-nocross": model(
         name="encdec_alibi_nocross", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
-        output=lm_head(tied=False, bias=False), dtype="f32", precision="f32",
+        output=lm_head(tied=False, bias=False), dtype="f32", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=FULL,
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=stack(layers=2, final_norm=layernorm(1e-5),
                       cross_attention=False,  # written
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="silu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
-                                  mask=[CAUSAL, sliding_window(5)], precision="f32"))),
+                                  mask=[CAUSAL, sliding_window(5)], precision="f32",
+                                  kv_cache="f32"))),
     "encdec-alibi-cls": model(
         name="encdec_alibi_cls", vocab=97, d_model=64, max_seq=48, position=position("alibi"),
         embed_scale=False, embed_norm=rmsnorm(1e-6), segments=0, share_embeddings=True,
-        output=classifier(classes=5, pool="mean"), dtype="f16", precision="f32",
+        output=classifier(classes=5, pool="mean"), dtype="f16", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=post(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING, sliding_window(7)], precision="f32")),
+                                  mask=[PADDING, sliding_window(7)], precision="f32",
+                                  kv_cache="f32")),
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=2, kv_heads=2, head_dim=32,  # 64 / 2
                                   d_ff=256, ffn="swiglu", bias=True, norm=pre(layernorm(1e-5)),
                                   attention=FULL, mask=[CAUSAL, dilated_window(8, 2)],
-                                  precision="f32"))),
+                                  precision="f32", kv_cache="f32"))),
     "encdec-learned-bf16": model(
         name="encdec_learned_bf16", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
-        share_embeddings=False, output=HIDDEN, dtype="bf16", precision="f32",
+        share_embeddings=False, output=HIDDEN, dtype="bf16", precision="f32", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu_tanh",
                                   bias=True, norm=post(layernorm(1e-5)), attention=linformer(10),
-                                  mask=[PADDING], precision="f32")),
+                                  mask=[PADDING], precision="f32", kv_cache="f32")),
         decoder=stack(layers=2, final_norm=None, cross_attention=True,
                       every=layer(heads=2, kv_heads=2, head_dim=24,  # given, not 64 / 2
                                   d_ff=256, ffn="relu", bias=True, norm=post(layernorm(1e-5)),
                                   attention=FULL,
-                                  mask=[CAUSAL, random_(2, 5), global_(0)], precision="f32"))),
+                                  mask=[CAUSAL, random_(2, 5), global_(0)], precision="f32",
+                                  kv_cache="f32"))),
 
     # ---- reduced precision --------------------------------------------------
     "dec-precision-int8": model(
         name="dec_precision_int8", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=True, bias=False), dtype="f32",
-        precision="int8", encoder=None,
+        precision="int8", kv_cache="f32", encoder=None,
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=2, head_dim=16, d_ff=256, ffn="swiglu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
                                   mask=[CAUSAL],
-                                  precision="int8"),  # the model's
+                                  precision="int8", kv_cache="f32"),  # the model's
                       overrides=[(1, 1, dict(precision="q4", d_ff=88))])),
     "enc-precision-int8-cls": model(
         name="enc_precision_int8_cls", vocab=97, d_model=64, max_seq=48,
         position=position("sinusoidal"), embed_scale=False, embed_norm=None, segments=2,
         share_embeddings=True, output=classifier(classes=3, pool="mean"), dtype="f32",
-        precision="int8",
+        precision="int8", kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-5)), attention=linformer(12),
-                                  mask=[PADDING], precision="int8")),  # the model's
+                                  mask=[PADDING], precision="int8",  # the model's
+                                  kv_cache="f32")),  # the encoder keeps no cache
         decoder=None),
     "dec-precision-bf16": model(
         name="dec_precision_bf16", vocab=97, d_model=64, max_seq=48,
         position=position("learned"), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=False, bias=True), dtype="f32",
-        precision="bf16", encoder=None,
+        precision="bf16", kv_cache="bf16", encoder=None,
         decoder=stack(layers=2, final_norm=layernorm(1e-5), cross_attention=False,
                       every=layer(heads=4, kv_heads=1, head_dim=16, d_ff=256, ffn="geglu",
                                   bias=True, norm=pre(layernorm(1e-5)), attention=FULL,
                                   mask=[CAUSAL],  # decoder default
-                                  precision="bf16"))),  # the model's
+                                  precision="bf16",  # the model's
+                                  kv_cache="bf16"))),  # the model's: a decoder's default
     "encdec-precision-mixed": model(
         name="encdec_precision_mixed", vocab=97, d_model=64, max_seq=48,
         position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
         share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
         precision="q4",  # and so the head's
+        kv_cache="f32",  # default (the decoder block sets its own)
         encoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=136, ffn="silu",
                                   bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
-                                  mask=[PADDING], precision="q4")),  # the model's
+                                  mask=[PADDING], precision="q4",  # the model's
+                                  kv_cache="f32")),  # the encoder keeps no cache
         decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=True,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=256,
                                   ffn="gelu_tanh", bias=True, norm=pre(rmsnorm(1e-6)),
                                   attention=FULL, mask=[CAUSAL],
-                                  precision="bf16"),  # the stack's, over the model's
-                      overrides=[(1, 1, dict(precision="f32"))])),
+                                  precision="bf16",  # the stack's, over the model's
+                                  kv_cache="bf16"),  # the stack's, over the model's f32
+                      overrides=[(1, 1, dict(precision="f32", kv_cache="f16"))])),
 }
 
 
@@ -581,11 +612,53 @@ def config_of(check):
     return check["config"]
 
 
-def tmc_config(tmc, path):
+def tmc_check(tmc, path):
     result = subprocess.run([tmc, "check", "--json", path], capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"tmc check {path} failed ({result.returncode}):\n{result.stderr}")
-    return config_of(json.loads(result.stdout))
+    return json.loads(result.stdout)
+
+
+def tmc_config(tmc, path):
+    return config_of(tmc_check(tmc, path))
+
+
+def expected_kv_cache(config):
+    """The `kv_cache` word and `kv_cache_bytes` that `tmc check --json` must
+    print beside the config (docs/spec-language.md, "kv_cache_bytes"), worked
+    out from an expected config: per decoder layer, keys and values of
+    max_seq positions, 2 x max_seq x kv_heads x head_dim elements of 4 bytes
+    (f32) or 2 (f16, bf16), twice with cross-attention (its cache of the
+    encoder output); 0 without a decoder. The word is the decoder layers'
+    kv_cache, or `mixed` where they differ. Where the text is silent: an
+    encoder-only model, which keeps no cache, says f32 (what its layers
+    say)."""
+    decoder = config["decoder"]
+    if decoder is None:
+        return "f32", 0
+    caches = {layer["kv_cache"] for layer in decoder["layer_specs"]}
+    total = 0
+    for layer in decoder["layer_specs"]:
+        element = 4 if layer["kv_cache"] == "f32" else 2
+        per_cache = 2 * config["max_seq"] * layer["kv_heads"] * layer["head_dim"] * element
+        total += per_cache * (2 if decoder["cross_attention"] else 1)
+    return (caches.pop() if len(caches) == 1 else "mixed"), total
+
+
+def diff_kv_cache(name, check):
+    """The differences between the `kv_cache` and `kv_cache_bytes` of a
+    `tmc check --json` answer and those of NAME's expected config."""
+    if name not in EXPECTED:
+        return []
+    word, size = expected_kv_cache(EXPECTED[name])
+    out = []
+    if check.get("kv_cache") != word:
+        out.append(f"{name}: kv_cache: expected {json.dumps(word)}, tmc check gives "
+                   f"{json.dumps(check.get('kv_cache'))}")
+    if check.get("kv_cache_bytes") != size:
+        out.append(f"{name}: kv_cache_bytes: expected {size}, tmc check gives "
+                   f"{json.dumps(check.get('kv_cache_bytes'))}")
+    return out
 
 
 def _leaves(node, path=""):
@@ -665,13 +738,19 @@ def check_configs(tmc, directory):
         failures.append(f"{name}: an expected config for a spec specs.py no longer has")
     changes = 0
     for name in names:
-        config = tmc_config(tmc, specs.write(name, directory))
-        wrong = diff_config(name, config)
+        check = tmc_check(tmc, specs.write(name, directory))
+        config = config_of(check)
+        wrong = diff_config(name, config) + diff_kv_cache(name, check)
         print(f"{name}: {'differs' if wrong else 'ok'}")
         failures += wrong
         if not wrong:
             # Only a config that agrees tells a reported change from noise.
             broken, count = self_test(name, config)
+            for field, value in (("kv_cache", f"{check['kv_cache']}_x"),
+                                 ("kv_cache_bytes", check["kv_cache_bytes"] + 1)):
+                count += 1
+                if not diff_kv_cache(name, dict(check, **{field: value})):
+                    broken.append(f"{name}: changing {field} is not reported")
             failures += broken
             changes += count
     print(f"self-test: {changes} single-field changes of the configs above, each must be "
@@ -693,7 +772,8 @@ def main():
         return check_configs(*args.check_configs)
     if args.check:
         tmc, name, path = args.check
-        wrong = diff_config(name, tmc_config(tmc, path))
+        check = tmc_check(tmc, path)
+        wrong = diff_config(name, config_of(check)) + diff_kv_cache(name, check)
         for line in wrong:
             print(f"FAIL: {line}")
         print(f"{name}: {'differs' if wrong else 'ok'}")

@@ -11,7 +11,9 @@
 # configs `tmc check --json` prints, so a spec edited out of the design fails
 # a test instead of silently shrinking it. `precision` (bf16, int8 and q4
 # linears) is covered by four specs of its own, which run_parity.py compares
-# with torch's rounding of the same values (README.md, "Reduced precision").
+# with torch's rounding of the same values (README.md, "Reduced precision");
+# two of them also round the decoder's key/value caches (`kv_cache = f16 |
+# bf16`, self- and cross-attention's).
 #
 #   specs.py --list                 names, one per line (CMake reads this)
 #   specs.py --write NAME DIR       write the spec NAME into DIR, print its path
@@ -261,10 +263,15 @@ GENERATED = {
     "dec-precision-bf16": model(
         "dec_precision_bf16",
         small() + [("position", "learned"), ("output", "lm_head(tied = false, bias = true)"),
-                   ("precision", "bf16")],
+                   ("precision", "bf16"), ("kv_cache", "bf16")],
         decoder=[("layers", 2), ("heads", 4), ("kv_heads", 1), ("ffn", "geglu"),
                  ("norm", f"pre({LN})"), ("final_norm", LN)],
-        comment="bf16 linears and head; decodes"),
+        comment="bf16 linears and head, bf16 key/value caches (the model-level kv_cache); "
+                "decodes"),
+    # bf16 caches in the bf16 layer and f16 in the f32 one, not the other way:
+    # f16-rounded values (11 bits) read by a bf16 linear (the o projection of
+    # a context from one key) are often exactly at a bf16 tie, and those
+    # crowd explain()'s candidates (README.md, "Reduced precision").
     "encdec-precision-mixed": model(
         "encdec_precision_mixed",
         small() + [("position", "rope(theta = 10000)"), ("output", "lm_head(tied = false)"),
@@ -273,10 +280,13 @@ GENERATED = {
                  ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "padding")],
         decoder=[("layers", 2), ("heads", 4), ("ffn", "gelu_tanh"), ("norm", f"pre({RMS})"),
                  ("final_norm", RMS), ("mask", "causal"), ("precision", "bf16"),
-                 ("layers 1..1", [("precision", "f32")])],
+                 ("kv_cache", "bf16"),
+                 ("layers 1..1", [("precision", "f32"), ("kv_cache", "f16")])],
         comment="the model's q4 for the encoder (d_ff 136: its down projection's K = 136 ends "
                 "in a part block of 8) and the head, bf16 for decoder layer 0 (its "
-                "cross-attention too), f32 for decoder layer 1; decodes"),
+                "cross-attention too), f32 for decoder layer 1; the decoder's key/value "
+                "caches (self- and cross-attention's) bf16 in layer 0, f16 in layer 1; "
+                "decodes"),
 }
 
 
@@ -325,6 +335,9 @@ REQUIRED = {
     "precision (head)": {"f32", "bf16", "int8", "q4"},
     "precision overrides": {"a layer's differs from the model's", "layers of a stack differ",
                             "cross-attention in another precision than the encoder's"},
+    "kv_cache (decoder layers)": {"f32", "f16", "bf16"},
+    "kv_cache overrides": {"the model-level key", "a layer's differs from the model's",
+                           "layers of a stack differ", "cross-attention caches"},
 }
 
 
@@ -369,6 +382,19 @@ def covered(config):
                 layer["precision"] not in {e["precision"] for e in enc["layer_specs"]}
                 for layer in layers):
             add("precision overrides", "cross-attention in another precision than the encoder's")
+        if kind == "decoder":
+            # The encoder keeps no cache (its layers say f32).
+            caches = {layer["kv_cache"] for layer in layers}
+            for cache in caches:
+                add("kv_cache (decoder layers)", cache)
+            if config["kv_cache"] != "f32" and config["kv_cache"] in caches:
+                add("kv_cache overrides", "the model-level key")
+            if caches - {config["kv_cache"]}:
+                add("kv_cache overrides", "a layer's differs from the model's")
+            if len(caches) > 1:
+                add("kv_cache overrides", "layers of a stack differ")
+            if enc and stack["cross_attention"] and caches - {"f32"}:
+                add("kv_cache overrides", "cross-attention caches")
         placements = {layer["norm"]["placement"] for layer in layers}
         if len(placements) > 1:
             add("norm placement", "mixed across layers")

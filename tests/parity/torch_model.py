@@ -26,6 +26,12 @@
 # (each exact) are then summed in float64, exactly for int8's integers. nn's
 # layers multiply unquantized, so a stack with such a layer takes the
 # explicit code.
+#
+# `kv_cache = f16 | bf16` (the same section): a decoder layer's keys (after
+# rope) and values, and its cross-attention's keys and values of the encoded
+# source, are rounded from their f32 values to that format as they enter the
+# cache, and attention reads the rounded values (round_kv_cache below); such
+# a stack takes the explicit code too.
 
 import math
 
@@ -199,32 +205,67 @@ class Roundings:
         return leaf + (through - through.detach())
 
 
+def round16(x, dtype):
+    """Each element rounded from its f32 value to the 16-bit float `dtype`
+    (torch.bfloat16 or torch.float16: to nearest, ties to even, as torch
+    converts from float32), returned as float64."""
+    return x.to(torch.float32).to(dtype).to(torch.float64)
+
+
 def round_bf16(x):
     """Each element rounded from its f32 value to bf16 (to nearest, ties to
     even), returned as float64."""
-    return x.to(torch.float32).to(torch.bfloat16).to(torch.float64)
+    return round16(x, torch.bfloat16)
+
+
+def round16_rows(x, roundings, dtype, tag):
+    """round16(x, dtype) for rows x [R, K], noting near-ties and taking the
+    flips of `roundings` (None: neither), keyed under `tag`."""
+    rounded = round16(x, dtype)
+    if roundings is None:
+        return rounded
+    x32 = x.detach().to(torch.float32)
+    # The other neighbour of x in `dtype`: one step of the magnitude away
+    # from the rounded value, on x's side of it (both formats keep the sign
+    # in bit 15 and the magnitude, exponent then mantissa, in the rest, so a
+    # step of the magnitude's bits is a step to the adjacent value).
+    bits = x32.to(dtype).view(torch.int16).to(torch.int32)
+    magnitude, sign = bits & 0x7FFF, bits & 0x8000
+    away = x32.abs().to(torch.float64) > rounded.abs()
+    other_bits = sign | torch.where(away, magnitude + 1, (magnitude - 1).clamp(min=0))
+    other = (torch.where(other_bits >= 0x8000, other_bits - 0x10000, other_bits)
+             .to(torch.int16).view(dtype).to(torch.float64))
+    m = x32.abs().amax(dim=-1, keepdim=True).to(torch.float64)
+    step = (other - rounded).abs() / m
+    distance = (x32.to(torch.float64) - (rounded + other) / 2).abs() / m
+    distance = torch.where(x32 == 0, torch.full_like(distance, math.inf), distance)
+    return roundings.take(tag, x, x32, rounded, other, distance, step)
 
 
 def round_bf16_activations(x, roundings):
     """round_bf16(x) for a GEMM's input [T, K], noting near-ties and taking
     the flips of `roundings` (None: neither)."""
-    rounded = round_bf16(x)
-    if roundings is None:
-        return rounded
-    x32 = x.detach().to(torch.float32)
-    # The other bf16 neighbour of x: one step of the magnitude away from the
-    # rounded value, on x's side of it.
-    bits = x32.to(torch.bfloat16).view(torch.int16).to(torch.int32)
-    magnitude, sign = bits & 0x7FFF, bits & 0x8000
-    away = x32.abs().to(torch.float64) > rounded.abs()
-    other_bits = sign | torch.where(away, magnitude + 1, (magnitude - 1).clamp(min=0))
-    other = (torch.where(other_bits >= 0x8000, other_bits - 0x10000, other_bits)
-             .to(torch.int16).view(torch.bfloat16).to(torch.float64))
-    m = x32.abs().amax(dim=-1, keepdim=True).to(torch.float64)
-    step = (other - rounded).abs() / m
-    distance = (x32.to(torch.float64) - (rounded + other) / 2).abs() / m
-    distance = torch.where(x32 == 0, torch.full_like(distance, math.inf), distance)
-    return roundings.take("bf16", x, x32, rounded, other, distance, step)
+    return round16_rows(x, roundings, torch.bfloat16, "bf16")
+
+
+# `kv_cache` (docs/spec-language.md, Model-level keys): the 16-bit format a
+# decoder layer's cached keys and values are rounded to.
+KV_CACHE_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def round_kv_cache(x, kv_cache, roundings):
+    """Keys or values x [T, kv_heads, head_dim] as a `kv_cache = f16 | bf16`
+    cache stores them: each element rounded from its f32 value to that
+    format, to nearest even, and read back exactly. Like a bf16 linear's
+    activations, the executable rounds its own f32 values, which may lie on
+    the other side of a tie than torch's: near-ties are noted per position's
+    row of kv_heads * head_dim values and the flips of `roundings` taken,
+    keyed as "kv-f16" / "kv-bf16" (apart from the linears' "bf16")."""
+    if kv_cache == "f32":
+        return x
+    rows = x.reshape(x.shape[0], -1)
+    rounded = round16_rows(rows, roundings, KV_CACHE_DTYPES[kv_cache], "kv-" + kv_cache)
+    return rounded.view(x.shape)
 
 
 def quantize_rows(x, roundings=None, precision="int8"):
@@ -382,10 +423,18 @@ class Model:
         # the encoder's output) too.
         precision = layer["precision"]
         cross = memory is not None
+        # A decoder layer's caches (self-attention's, and cross-attention's
+        # of the encoded source) store keys and values in the layer's
+        # kv_cache format; every read, the prompt's own attention included,
+        # sees the stored values. The encoder keeps no cache (its layers say
+        # f32).
+        stored = layer["kv_cache"] if decoder or cross else "f32"
         q = self.linear(x, prefix + ".q", bias, precision).view(len(positions), heads, hd)
         if cross:
             k = self.linear(memory, prefix + ".k", bias, precision).view(-1, kvh, hd)
             v = self.linear(memory, prefix + ".v", bias, precision).view(-1, kvh, hd)
+            k = round_kv_cache(k, stored, self.roundings)
+            v = round_kv_cache(v, stored, self.roundings)
         else:
             k = self.linear(x, prefix + ".k", bias, precision).view(len(positions), kvh, hd)
             v = self.linear(x, prefix + ".v", bias, precision).view(len(positions), kvh, hd)
@@ -394,6 +443,9 @@ class Model:
             if self.position["kind"] == "rope":
                 q = rope(q, positions, self.position["theta"])
                 k = rope(k, positions, self.position["theta"])
+            # Rounded as they are appended: keys after rope.
+            k = round_kv_cache(k, stored, self.roundings)
+            v = round_kv_cache(v, stored, self.roundings)
             if kv_cache is not None:
                 if "k" in kv_cache:
                     k = torch.cat([kv_cache["k"], k])
@@ -490,6 +542,7 @@ class Model:
             return False
         for layer in stack["layer_specs"]:
             if (layer["precision"] != "f32"  # nn's linears are not quantized
+                    or layer["kv_cache"] != "f32"  # nor its keys and values rounded
                     or layer["norm"]["kind"] != "layernorm" or layer["ffn"] in ("swiglu", "geglu")
                     or layer["heads"] != layer["kv_heads"]
                     or layer["heads"] * layer["head_dim"] != self.d
