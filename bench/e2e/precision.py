@@ -18,6 +18,12 @@ reduced precision's `tmc quantize` file is measured against the f32 file it came
 disk (beside llama.cpp's GGUF of the matching type) and the wall time of a one-token run from
 each (start, load, packing; median of 5).
 
+Bandwidth: every round also reads 1 GiB with bench/stream (bench_stream) at each thread count;
+each engine's bytes per decoding step (tmc: the packed linear weights a step reads whole, `tmc
+check --json`'s run_memory_bytes.packed; llama.cpp: its GGUF file, whose tensors a GPT-2 step
+reads all of, the tied token table as the output matrix) divided by its step time is compared
+with that read bandwidth, at the same thread count (issue #21's target: >= 80%).
+
 Writes RESULTS/precision-gpt2-DATE-HHMM.json and prints markdown tables.
 """
 import argparse
@@ -65,6 +71,20 @@ def time_tmc(exe, model, threads, runs, steps):
     data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
     return {"prefill_ms": data["prefill_ms"], "decode_ms": data["decode_ms"],
             "peak_rss_bytes": data["peak_rss_bytes"], "isa": data.get("isa")}
+
+
+def stream_read(stream, threads):
+    """Read bandwidth (GB/s, best of 10 passes over 1 GiB) at `threads`."""
+    out = bench.run([stream, "--threads", str(threads), "--reps", "10"],
+                    env=bench.peer_env(threads))
+    return {"read_gb_per_s": bench.last_json(out)["read_gb_per_s"]}
+
+
+def packed_bytes(tmc, spec, precision):
+    """What a tmc decoding step reads of the weights: every linear's packed
+    panels (tmc check's run-memory estimate)."""
+    out = bench.run([tmc, "check", spec, "--json", "--precision", precision])
+    return json.loads(out)["run_memory_bytes"]["packed"]
 
 
 def start_ms(exe, weights, runs):
@@ -124,6 +144,8 @@ def main():
     parser.add_argument("--steps", type=int, default=32)
     args = parser.parse_args()
     tmc = os.path.join(args.build_dir, "bin", "tmc")
+    stream = os.path.join(args.build_dir, "bin", "bench_stream")
+    bench.run(["ninja", "-C", args.build_dir, "bench_stream"])
     work = args.work or os.path.join(args.build_dir, "bench-precision")
     threads = [int(t) for t in args.threads.split(",")]
 
@@ -159,12 +181,14 @@ def main():
             for matrix_type in LLAMA_TYPES:
                 label = f"llama.cpp {matrix_type}"
                 peers[label] = LlamaPeer(model, ggufs[matrix_type], label, t, args.steps)
-            labels = [f"tmc {p}" for p in TMC_PRECISIONS] + list(peers)
+            labels = [f"tmc {p}" for p in TMC_PRECISIONS] + list(peers) + ["stream read"]
             for r in range(args.rounds):
                 rng.shuffle(labels)
                 for label in labels:
                     if label.startswith("tmc "):
                         result = time_tmc(exes[label[4:]], model, t, args.runs, args.steps)
+                    elif label == "stream read":
+                        result = stream_read(stream, t)
                     else:
                         result = peers[label].measure(args.runs)
                     samples.setdefault((label, t), []).append(result)
@@ -173,8 +197,11 @@ def main():
             for peer in peers.values():
                 peer.close()
 
-    rows = []
+    rows, stream_gbps = [], {}
     for (label, t), results in sorted(samples.items()):
+        if label == "stream read":
+            stream_gbps[t] = statistics.median(r["read_gb_per_s"] for r in results)
+            continue
         rows.append({"engine": label, "threads": t,
                      "prefill_ms": statistics.median(r["prefill_ms"] for r in results),
                      "decode_ms": statistics.median(r["decode_ms"] for r in results),
@@ -193,6 +220,18 @@ def main():
                 a, b = best[(tmc_label, key)], best[(llama_label, key)]
                 ratios[f"{tmc_label} / {llama_label}, {key[:-3]}, each at its best threads"] = {
                     "ratio": a[key] / b[key], "threads": [a["threads"], b["threads"]]}
+    # Bytes per decoding step over the step time, against the read bandwidth
+    # measured in the same rounds at the engine's best decoding thread count.
+    step_bytes = {f"tmc {p}": packed_bytes(tmc, model.spec, p) for p in TMC_PRECISIONS}
+    step_bytes.update({f"llama.cpp {m}": os.path.getsize(ggufs[m]) for m in LLAMA_TYPES})
+    bandwidth = {}
+    for label, bytes_per_step in step_bytes.items():
+        row = best[(label, "decode_ms")]
+        gbps = bytes_per_step / (row["decode_ms"] * 1e-3) / 1e9
+        bandwidth[label] = {"bytes_per_step": bytes_per_step, "threads": row["threads"],
+                            "decode_ms": row["decode_ms"], "gb_per_s": gbps,
+                            "stream_read_gb_per_s": stream_gbps[row["threads"]],
+                            "fraction_of_stream": gbps / stream_gbps[row["threads"]]}
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "machine": bench.machine(), "versions": bench.versions(["llama"]),
            "loadavg_before": load_before, "loadavg_after": bench.loadavg(),
@@ -200,7 +239,8 @@ def main():
                      "seed": bench.SEED},
            "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads},
            "llama_parity_vs_tmc_f32": parity, "rows": rows, "ratios": ratios,
-           "weights_files": files}
+           "weights_files": files, "stream_read_gb_per_s": stream_gbps,
+           "bandwidth": bandwidth}
     os.makedirs(args.results, exist_ok=True)
     # Hours and minutes too: a later run the same day keeps the earlier one's evidence.
     path = os.path.join(args.results, f"precision-gpt2-{time.strftime('%Y-%m-%d-%H%M')}.json")
@@ -219,6 +259,12 @@ def main():
               f"{f['quantized_file_bytes'] / 1e6:.0f} | {f['llama_gguf']} "
               f"{f['llama_gguf_bytes'] / 1e6:.0f} | {f['start_ms_f32_file']:.0f} | "
               f"{f['start_ms_quantized_file']:.0f} |")
+    print("\n| engine | threads | bytes/step MB | decode ms | GB/s | stream read GB/s | "
+          "fraction |\n|---|---|---|---|---|---|---|")
+    for label, b in bandwidth.items():
+        print(f"| {label} | {b['threads']} | {b['bytes_per_step'] / 1e6:.0f} | "
+              f"{b['decode_ms']:.2f} | {b['gb_per_s']:.1f} | {b['stream_read_gb_per_s']:.1f} | "
+              f"{b['fraction_of_stream']:.0%} |")
     print()
     for name, value in ratios.items():
         print(f"- {name}: {value['ratio']:.2f}x (threads {value['threads'][0]} vs "
