@@ -9,7 +9,8 @@
 // and the spec line that kernel came from: where to look. With
 // --reference-precision=f32 the reference computes every linear in f32, so
 // a reduced-precision model's table shows what its precision costs, and the
-// value where that error grows most is named: the layer to keep in f32.
+// value where that error grows most is named: the layer to keep in f32
+// (f32 also keeps the reference's key/value caches f32, whatever kv_cache says).
 //
 // Values are matched by name: a compiled op is named for what it computes
 // (frontend/MLIRGen.cpp), a reference tap likewise (Reference.h); when
@@ -280,8 +281,9 @@ int verifyCommand(int argc, char **argv) {
   cl::opt<std::string> referencePrecision(
       "reference-precision",
       cl::desc("Evaluate the reference with every linear in this precision (f32, bf16, int8 or "
-               "q4; usually f32) instead of the model's own: the table then shows what reduced "
-               "precision costs, value by value, and names where the error grows most"),
+               "q4; usually f32, which also keeps the key/value caches f32) instead of the "
+               "model's own: the table then shows what reduced precision costs, value by value, "
+               "and names where the error grows most"),
       cl::value_desc("f32|bf16|int8|q4"), cl::cat(toolOptions));
   // The compile underneath applies MLIR's pass-manager options, so they must exist.
   mlir::registerAsmPrinterCLOptions();
