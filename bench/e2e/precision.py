@@ -73,6 +73,27 @@ def time_tmc(exe, model, threads, runs, steps):
             "peak_rss_bytes": data["peak_rss_bytes"], "isa": data.get("isa")}
 
 
+def median_rows(samples):
+    """One row per (engine, threads) of `samples` (a list of results per
+    round): the medians over rounds, each round's decode step kept."""
+    rows = []
+    for (label, t), results in sorted(samples.items()):
+        row = {"engine": label, "threads": t,
+               "prefill_ms": statistics.median(r["prefill_ms"] for r in results),
+               "decode_ms": statistics.median(r["decode_ms"] for r in results),
+               "decode_ms_rounds": [r["decode_ms"] for r in results]}
+        if all("peak_rss_bytes" in r for r in results):
+            row["peak_rss_bytes"] = max(r["peak_rss_bytes"] for r in results)
+        rows.append(row)
+    return rows
+
+
+def print_ratios(ratios):
+    for name, value in ratios.items():
+        print(f"- {name}: {value['ratio']:.2f}x (threads {value['threads'][0]} vs "
+              f"{value['threads'][1]})")
+
+
 def stream_read(stream, threads):
     """Read bandwidth (GB/s, best of 10 passes over 1 GiB) at `threads`."""
     out = bench.run([stream, "--threads", str(threads), "--reps", "10"],
@@ -197,16 +218,10 @@ def main():
             for peer in peers.values():
                 peer.close()
 
-    rows, stream_gbps = [], {}
-    for (label, t), results in sorted(samples.items()):
-        if label == "stream read":
-            stream_gbps[t] = statistics.median(r["read_gb_per_s"] for r in results)
-            continue
-        rows.append({"engine": label, "threads": t,
-                     "prefill_ms": statistics.median(r["prefill_ms"] for r in results),
-                     "decode_ms": statistics.median(r["decode_ms"] for r in results),
-                     "decode_ms_rounds": [r["decode_ms"] for r in results],
-                     "peak_rss_bytes": max(r["peak_rss_bytes"] for r in results)})
+    stream_gbps = {t: statistics.median(r["read_gb_per_s"] for r in results)
+                   for (label, t), results in samples.items() if label == "stream read"}
+    rows = median_rows({key: results for key, results in samples.items()
+                        if key[0] != "stream read"})
     best = {}
     for row in rows:
         for key in ("prefill_ms", "decode_ms"):
@@ -266,9 +281,7 @@ def main():
               f"{b['decode_ms']:.2f} | {b['gb_per_s']:.1f} | {b['stream_read_gb_per_s']:.1f} | "
               f"{b['fraction_of_stream']:.0%} |")
     print()
-    for name, value in ratios.items():
-        print(f"- {name}: {value['ratio']:.2f}x (threads {value['threads'][0]} vs "
-              f"{value['threads'][1]})")
+    print_ratios(ratios)
 
 
 if __name__ == "__main__":
