@@ -484,7 +484,9 @@ TEST(Autoschedule, EverySchedulerGivesASeedOrSaysWhyNot) {
   TargetInfo target = avx2();
   std::string dir = tempPath("autoschedule");
   ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
-  std::vector<AutoschedulerSeed> seeds = autoschedulerSeeds(k, target, dir, 2, 60);
+  // The time limit guards against a hang only: under ASan, beside the rest of
+  // the suite on two cores, Adams2019 took 28 s on average and once over 60.
+  std::vector<AutoschedulerSeed> seeds = autoschedulerSeeds(k, target, dir, 2, 240);
   ASSERT_EQ(seeds.size(), 3u);
   for (const AutoschedulerSeed &seed : seeds) {
     // Debian's Halide 14 ships all three plugins (scripts/setup.sh).
