@@ -36,18 +36,13 @@ int64_t rows(Value value) { return cast<ShapedType>(value.getType()).getDimSize(
 /// The storage precision of the cache a value was read from ("" for f32:
 /// a cache without `precision`, or a value that is no cache's).
 StringRef cachePrecisionOf(Value value) {
+  // The walk may have lowered the cache op before its reader: tm or tmk.
   Operation *producer = value.getDefiningOp();
-  std::optional<StringRef> precision;
-  // The walk may have lowered the cache op before its reader.
-  if (auto append = dyn_cast_or_null<tm::CacheAppendOp>(producer))
-    precision = append.getPrecision();
-  else if (auto read = dyn_cast_or_null<tm::CacheReadOp>(producer))
-    precision = read.getPrecision();
-  else if (auto append = dyn_cast_or_null<tmk::CacheAppendOp>(producer))
-    precision = append.getPrecision();
-  else if (auto read = dyn_cast_or_null<tmk::CacheReadOp>(producer))
-    precision = read.getPrecision();
-  return precision.value_or("");
+  if (!isa_and_nonnull<tm::CacheAppendOp, tm::CacheReadOp, tmk::CacheAppendOp, tmk::CacheReadOp>(
+          producer))
+    return "";
+  auto precision = producer->getAttrOfType<StringAttr>("precision");
+  return precision ? precision.getValue() : StringRef();
 }
 
 /// How the keys and values an attention reads are stored ("" for f32): one
