@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # gpu_bundle.py - CUDA executables checked on a GPU machine that has no tmc.
 #
-#   gpu_bundle.py prepare --tmc build/bin/tmc --out DIR [--precision P] [--quantize]
-#                         [--on-host] [--bench] SPEC.tm ...
+#   gpu_bundle.py prepare --tmc build/bin/tmc --out DIR [--precision P] [--kv-cache P]
+#                         [--quantize] [--on-host] [--bench] SPEC.tm ...
 #   gpu_bundle.py check DIR [--tolerance 1e-4]
 #   gpu_bundle.py on-host --tmc build/bin/tmc --out DIR [--precisions bf16,int8] SPEC.tm ...
 #
@@ -58,14 +58,18 @@ def prepare(args):
     os.makedirs(host_dir, exist_ok=True)
     models = []
     precision = ["--precision", args.precision] if args.precision else []
+    # The caches' precision changes the executables, not the weights file.
+    kv_cache = ["--kv-cache", args.kv_cache] if args.kv_cache else []
     for spec in args.specs:
         name = os.path.splitext(os.path.basename(spec))[0]
         if args.precision:
             name += "-" + args.precision
+        if args.kv_cache:
+            name += "-kv" + args.kv_cache
         if args.quantize:
             name += "-quantized-file"
         if args.bench:
-            models.append(bench_model(args, spec, name, precision))
+            models.append(bench_model(args, spec, name, precision + kv_cache))
             continue
         weights = f"{name}.safetensors"
         must([args.tmc, "init-weights", spec, "-o", os.path.join(args.out, weights), "--seed",
@@ -78,16 +82,16 @@ def prepare(args):
                   os.path.join(args.out, weights)] + precision)
             os.remove(f32)
         host = os.path.join(host_dir, name)
-        must([args.tmc, "compile", spec, "-o", host] + precision)
+        must([args.tmc, "compile", spec, "-o", host] + precision + kv_cache)
         if args.on_host:
             # The GPU schedules compiled for this CPU (GpuLoops.h): the
             # same check without a GPU, as ctest runs it.
             env = dict(os.environ, TMC_GPU_SCHEDULE_ON_HOST="1")
-            must([args.tmc, "compile", spec, "-o", os.path.join(args.out, name)] + precision,
-                 env=env)
+            must([args.tmc, "compile", spec, "-o", os.path.join(args.out, name)] + precision
+                 + kv_cache, env=env)
         else:
             must([args.tmc, "compile", spec, "--target", "cuda", "-o",
-                  os.path.join(args.out, name)] + precision)
+                  os.path.join(args.out, name)] + precision + kv_cache)
         wpath = os.path.join(args.out, weights)
         # An encoder-decoder model also takes a source (the encoder's input).
         extra = []
@@ -113,11 +117,11 @@ def prepare(args):
     return 0
 
 
-def bench_model(args, spec, name, precision):
+def bench_model(args, spec, name, flags):
     """A model too large to carry with its weights: its manifest goes
     instead, and `check` writes seeded weights there and times it."""
     must([args.tmc, "compile", spec, "--target", "cuda", "-o", os.path.join(args.out, name)]
-         + precision)
+         + flags)
     manifest = json.loads(must([args.tmc, "manifest", spec, "--json"]).stdout)
     print(f"{name}: prepared for timing only")
     return {"name": name, "bench": True, "manifest": manifest}
@@ -220,6 +224,7 @@ def main():
     p.add_argument("--tmc", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--precision")
+    p.add_argument("--kv-cache")
     p.add_argument("--quantize", action="store_true",
                    help="run on the `tmc quantize` file of the seeded weights")
     p.add_argument("--bench", action="store_true",

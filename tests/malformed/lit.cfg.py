@@ -32,9 +32,9 @@ config.substitutions.append(("%frontend", os.path.join(config.tmc_src_root, "tes
 # ASan reserves terabytes of address space: `ulimit -v` cases cannot run under it.
 if config.tmc_sanitize:
     config.available_features.add("sanitize")
-    # expect.py's hang limits (120 s unless a case says) times 5: the 4096-layer
-    # check takes 6 s here, 24 s under ASan, and over 120 s under ASan beside
-    # the other sanitizer suites on CI's two cores.
+    # expect.py's hang limits (120 s unless a case says) times 5: instrumented
+    # tmc runs 3-6x slower, more beside the other sanitizer suites on CI's two
+    # cores.
     config.environment["TMC_EXPECT_TIMEOUT_SCALE"] = "5"
 if os.getuid() == 0:
     config.available_features.add("root")
