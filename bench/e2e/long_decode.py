@@ -15,7 +15,6 @@ then --steps consecutive greedy steps, timed as llama-bench's "tg" (steps 2..N);
 interleaved in a shuffled order every round; medians over rounds. Writes
 RESULTS/long-decode-gpt2-DATE-HHMM.json and prints markdown tables.
 """
-import argparse
 import json
 import os
 import random
@@ -33,19 +32,8 @@ CACHES = ["f32", "bf16", "f16"]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build-dir", default=os.path.join(bench.REPO, "build"))
-    parser.add_argument("--work", default=None)
-    parser.add_argument("--results", default=os.path.join(bench.REPO, "bench", "results"))
-    parser.add_argument("--prompt", type=int, default=896)
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=32)
-    args = parser.parse_args()
-    tmc = os.path.join(args.build_dir, "bin", "tmc")
-    work = args.work or os.path.join(args.build_dir, "bench-long-decode")
-    threads = [int(t) for t in args.threads.split(",")]
+    args, tmc, work, threads = bench.script_arguments(
+        __doc__, "bench-long-decode", 2, [("--prompt", int, 896), ("--steps", int, 32)])
 
     spec = bench.MODELS["gpt2"][0]
     model = bench.Model("gpt2", spec, args.prompt, 0, ["llama"], work, tmc)

@@ -26,7 +26,6 @@ with that read bandwidth, at the same thread count (issue #21's target: >= 80%).
 
 Writes RESULTS/precision-gpt2-DATE-HHMM.json and prints markdown tables.
 """
-import argparse
 import json
 import os
 import random
@@ -52,16 +51,11 @@ class LlamaPeer(bench.Peer):
     """llama.cpp on one GGUF file, decoding --steps consecutive tokens a run."""
 
     def __init__(self, model, gguf, label, threads, steps):
-        import subprocess
         cmd = ["node", os.path.join(bench.PEERS, "llama_runner.mjs"), "--model", gguf,
                "--tokens", bench.ids_text(model.tokens), "--threads", str(threads),
                "--steps", str(steps), "--serve"]
-        self.name = f"{label} ({threads} threads)"
-        self.log_path = os.path.join(model.dir, f"{label}-{threads}t.log")
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=bench.peer_env(threads))
-        self._read()
+        self._start(cmd, f"{label} ({threads} threads)",
+                    os.path.join(model.dir, f"{label}-{threads}t.log"), threads)
 
 
 def time_tmc(exe, model, threads, runs, steps):
@@ -155,20 +149,10 @@ def check_llama(model, gguf, matrix_type, f32_logits):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build-dir", default=os.path.join(bench.REPO, "build"))
-    parser.add_argument("--work", default=None)
-    parser.add_argument("--results", default=os.path.join(bench.REPO, "bench", "results"))
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=32)
-    args = parser.parse_args()
-    tmc = os.path.join(args.build_dir, "bin", "tmc")
+    args, tmc, work, threads = bench.script_arguments(__doc__, "bench-precision", 3,
+                                                      [("--steps", int, 32)])
     stream = os.path.join(args.build_dir, "bin", "bench_stream")
     bench.run(["ninja", "-C", args.build_dir, "bench_stream"])
-    work = args.work or os.path.join(args.build_dir, "bench-precision")
-    threads = [int(t) for t in args.threads.split(",")]
 
     spec, tokens, _, _ = bench.MODELS["gpt2"]
     model = bench.Model("gpt2", spec, tokens, 0, ["llama"], work, tmc)

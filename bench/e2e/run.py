@@ -146,6 +146,26 @@ class Model:
         return np.load(path)[0]
 
 
+def script_arguments(doc, work, runs, extra=()):
+    """The arguments bench/e2e's one-run scripts share (precision.py,
+    long_decode.py, onnx_peer.py), plus `extra` (name, type, default)
+    triples; returns the parsed arguments and the tmc binary, the work
+    directory (BUILD/`work` unless --work) and the thread counts."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--results", default=os.path.join(REPO, "bench", "results"))
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=runs)
+    for name, kind, default in extra:
+        parser.add_argument(name, type=kind, default=default)
+    args = parser.parse_args()
+    return (args, os.path.join(args.build_dir, "bin", "tmc"),
+            args.work or os.path.join(args.build_dir, work),
+            [int(t) for t in args.threads.split(",")])
+
+
 def relative_error(a, b):
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
@@ -215,7 +235,10 @@ def check_parity(model, peers):
 
 
 def export_peers(model, peers):
-    if "ort" in peers and not os.path.exists(os.path.join(model.dir, "onnx", "prefill.onnx")):
+    # The marker names what the graphs are: a work dir exported before the
+    # standard prompt graph existed is exported again.
+    exported = os.path.join(model.dir, "onnx", "exported-standard-prefill")
+    if "ort" in peers and not os.path.exists(exported):
         log(f"   exporting ONNX (torch.onnx, opset 14)")
         cmd = [sys.executable, os.path.join(HERE, "export_onnx.py"), model.check_path, model.weights,
                os.path.join(model.dir, "onnx"), "--tokens", str(len(model.tokens))]
@@ -224,6 +247,19 @@ def export_peers(model, peers):
         if model.decoder_only:
             cmd += ["--past", str(len(model.tokens))]
         run(cmd)
+        # The prompt graph as users export it (batch dimension, the model's
+        # own fused projections) where standard_model.py has the model's form
+        # (GPT-2, BERT); onnx_peer.py times it against the other forms
+        # (bench/results/onnx-peer-*.json). Otherwise the rows form stays.
+        import standard_model
+        try:
+            standard_model.export(model.check_path, model.weights,
+                                  os.path.join(model.dir, "onnx", "prefill.onnx"), "standard",
+                                  model.tokens.tolist())
+            log("   the prompt graph in the standard form (standard_model.py)")
+        except NotImplementedError:
+            pass
+        open(exported, "w").close()
     if "llama" in peers and not os.path.exists(os.path.join(model.dir, "model.gguf")):
         log(f"   writing GGUF (llama.cpp gpt2)")
         import gguf_writer
@@ -260,10 +296,15 @@ class Peer:
         else:
             cmd = ["node", os.path.join(PEERS, "llama_runner.mjs"), "--model",
                    os.path.join(model.dir, "model.gguf")] + common
-        self.name = f"{engine} ({model.name}, {threads} threads)"
-        self.log_path = os.path.join(model.dir, f"{engine}-{threads}t.log")
+        self._start(cmd + ["--serve"], f"{engine} ({model.name}, {threads} threads)",
+                    os.path.join(model.dir, f"{engine}-{threads}t.log"), threads)
+
+    def _start(self, cmd, name, log_path, threads):
+        """Starts the serving process `cmd` (its stderr to log_path) and waits
+        until it has loaded the model."""
+        self.name, self.log_path = name, log_path
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd + ["--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True, env=peer_env(threads))
         self._read()  # {"ready": true} once loaded
 

@@ -1,12 +1,18 @@
 // bench/peers/ort_runner.mjs - ONNX Runtime (npm onnxruntime-node, CPU) on the graphs of export_onnx.py.
 //
 // node ort_runner.mjs --dir D --tokens 1,2 [--source 3,4] --threads N (--runs K | --serve) [--check OUT]
+//                     [--prefill FILE] [--optimized FILE]
 // Sessions: intra-op threads N, inter-op 1, sequential execution, graph
-// optimization "all". Each run times prefill.onnx on the tokens and, where
-// decode.onnx exists, one decoding step on caches of the prompt's length.
+// optimization "all". Each run times prefill.onnx (or --prefill FILE) on the
+// tokens and, where D/decode.onnx exists, one decoding step on caches of the
+// prompt's length. The prefill graph's inputs are export_onnx.py's (`tokens`
+// [T], `source` [S]) or an exporter's standard ones (`input_ids` [1, T], and
+// `attention_mask` [1, T] of ones where the graph has it).
 // Prints one JSON line {prefill_ms: [..], decode_ms: [..], peak_rss_bytes}.
 // --check OUT writes the raw f32 outputs instead (OUT.prefill.f32, and
 // OUT.decode.f32 from the caches in D/past_k.f32 and D/past_v.f32).
+// --optimized FILE also writes the prefill graph as ONNX Runtime optimized it
+// (which fusions fired).
 import ort from "onnxruntime-node";
 import fs from "node:fs";
 import path from "node:path";
@@ -20,30 +26,48 @@ const tokens = ids(args.tokens);
 const options = {intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential",
                  graphOptimizationLevel: "all", executionProviders: ["cpu"]};
 
-const prefill = await ort.InferenceSession.create(path.join(args.dir, "prefill.onnx"), options);
-const prefillFeeds = {tokens: new ort.Tensor("int64", tokens, [tokens.length])};
+const prefill = await ort.InferenceSession.create(
+    args.prefill || path.join(args.dir, "prefill.onnx"),
+    args.optimized ? {...options, optimizedModelFilePath: args.optimized} : options);
+const prefillFeeds = {};
+for (const name of prefill.inputNames) {
+  if (name === "tokens")
+    prefillFeeds.tokens = new ort.Tensor("int64", tokens, [tokens.length]);
+  else if (name === "input_ids")
+    prefillFeeds.input_ids = new ort.Tensor("int64", tokens, [1, tokens.length]);
+  else if (name === "attention_mask")
+    prefillFeeds.attention_mask = new ort.Tensor("int64", new BigInt64Array(tokens.length).fill(1n),
+                                                 [1, tokens.length]);
+  else if (name !== "source")
+    throw new Error(`the prefill graph has an input '${name}' this runner does not feed`);
+}
 if (args.source) {
   const source = ids(args.source);
   prefillFeeds.source = new ort.Tensor("int64", source, [source.length]);
 }
 let decode = null, decodeFeeds = null;
-const decodePath = path.join(args.dir, "decode.onnx");
-if (fs.existsSync(decodePath)) {
+const decodePath = args.dir ? path.join(args.dir, "decode.onnx") : "";
+if (decodePath && fs.existsSync(decodePath)) {
   decode = await ort.InferenceSession.create(decodePath, options);
   const dims = (name) => decode.inputMetadata.find((m) => m.name === name)?.shape;
   let shape = dims("past_k");
   const floats = shape.reduce((a, b) => a * b, 1);
-  const past = (name) => args.check
-    ? new Float32Array(fs.readFileSync(path.join(args.dir, `${name}.f32`)).buffer.slice(0))
-    : new Float32Array(floats);
+  // A small file's Buffer is a view into Node's shared pool: copy its own bytes.
+  const bytes = (file) => { const b = fs.readFileSync(file);
+                            return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength); };
+  const past = (name) => args.check ? new Float32Array(bytes(path.join(args.dir, `${name}.f32`)))
+                                    : new Float32Array(floats);
   decodeFeeds = {tokens: new ort.Tensor("int64", BigInt64Array.of(tokens[0]), [1]),
                  past_k: new ort.Tensor("float32", past("past_k"), shape),
                  past_v: new ort.Tensor("float32", past("past_v"), shape)};
 }
 
 if (args.check) {
-  const save = (out, suffix) => fs.writeFileSync(`${args.check}.${suffix}.f32`,
-      Buffer.from(out.out.data.buffer, out.out.data.byteOffset, out.out.data.byteLength));
+  const save = (outputs, suffix) => {
+    const data = Object.values(outputs)[0].data;
+    fs.writeFileSync(`${args.check}.${suffix}.f32`,
+                     Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  };
   save(await prefill.run(prefillFeeds), "prefill");
   if (decode)
     save(await decode.run(decodeFeeds), "decode");
