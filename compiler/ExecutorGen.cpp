@@ -105,6 +105,7 @@ private:
   void cacheAppend(const KernelCall &call);
   void kernelCall(const KernelCall &call);
   void views(const KernelCall &call, const PackedWeight *pack);
+  bool lastRowSliced(const KernelCall &call) const;
   std::vector<std::string> kernelArguments(const KernelCall &call, const PackedWeight *pack,
                                            std::vector<std::string> *perCall);
   void modelDescriptor();
@@ -262,7 +263,9 @@ void ExecutorWriter::prologue() {
        << "  (void)device;\n";
   else if (!prepared.empty())
     os << "  const float *packed = static_cast<const Aligned<float> *>(args->prepared)->data;\n";
-  os << "  tmr_halide_error_clear();\n"
+  os << "  const bool lastRow = args->last_row_only != 0;\n"
+     << "  (void)lastRow;\n"
+     << "  tmr_halide_error_clear();\n"
      << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
      << options.defaultThreads << ");\n";
 }
@@ -322,6 +325,31 @@ void ExecutorWriter::cacheAppend(const KernelCall &call) {
      << (from.strided() ? from.rowStride : cache.width) << ");\n";
 }
 
+/// Whether `call` writes the run's per-token output: with last_row_only it
+/// then computes the last token's row alone, R rows from row `first` of its
+/// per-token inputs. Such a call is row-wise (an LM head or output
+/// projection, a norm or residual add): each output row reads its own input
+/// rows and nothing of its position.
+bool ExecutorWriter::lastRowSliced(const KernelCall &call) const {
+  if (call.phase != KernelCall::Phase::Step || plan.outputRows != 0 ||
+      call.args.back().slot.kind != Slot::Kind::Output)
+    return false;
+  switch (plan.kernels[call.kernel].kind) {
+  case tmk::KernelKind::linear:
+  case tmk::KernelKind::add:
+  case tmk::KernelKind::activation:
+  case tmk::KernelKind::gated_activation:
+  case tmk::KernelKind::norm:
+  case tmk::KernelKind::add_norm:
+    return true;
+  default:
+    // No spec ends in another kernel (every stack ends in a linear, norm or
+    // residual add); one that did would not honour last_row_only silently.
+    llvm::report_fatal_error(llvm::Twine("the output is written by ") +
+                             plan.kernels[call.kernel].symbol() + ", which is not row-wise");
+  }
+}
+
 void ExecutorWriter::kernelCall(const KernelCall &call) {
   const KernelDesc &kernel = plan.kernels[call.kernel];
   const PackedWeight *pack = prepared.packOf(call);
@@ -329,9 +357,14 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
   std::string site = cxxStringLiteral(call.opName + " (" + call.location + ")");
   std::vector<std::string> perCall;
   std::vector<std::string> arguments = kernelArguments(call, pack, &perCall);
+  const bool sliced = lastRowSliced(call);
+  if (sliced)
+    os << "      const int32_t R = lastRow ? 1 : T; // the rows this call computes\n"
+       << "      const int64_t first = T - R;\n";
   views(call, pack);
   if (std::string decode = decodeSuffix(kernel); !decode.empty())
-    os << "      if (int rc = (T == 1 ? " << name << decode << " : " << name << ")(";
+    os << "      if (int rc = (" << (sliced ? "R" : "T") << " == 1 ? " << name << decode << " : "
+       << name << ")(";
   else
     os << "      if (int rc = " << name << "(";
   llvm::interleaveComma(arguments, os);
@@ -347,8 +380,8 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
     int64_t width = 1;
     for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
       width *= out.shape.extents[d];
-    os << "      tmr_trace_call(" << &call - plan.calls.data() << ", " << pointer(out.slot)
-       << ", " << extentText(out.shape.extents.back()) << ", " << width << ");\n";
+    os << "      tmr_trace_call(" << &call - plan.calls.data() << ", " << pointer(out.slot) << ", "
+       << (sliced ? "R" : extentText(out.shape.extents.back())) << ", " << width << ");\n";
   }
 }
 
@@ -363,12 +396,26 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
       os << "      View a1(packed + " << pack->offset << ", " << pack->viewArguments() << ");\n";
       continue;
     }
-    os << "      View a" << a << "(" << pointer(arg.slot) << ", "
+    // A sliced call's per-token inputs start at row `first` (the output
+    // is the caller's R rows).
+    const bool perToken =
+        !arg.shape.extents.empty() && arg.shape.extents.back() == BufferShape::kTokens;
+    const bool sliced = perToken && lastRowSliced(call);
+    std::string start = pointer(arg.slot);
+    if (sliced && arg.slot.kind != Slot::Kind::Output) {
+      int64_t row = arg.slot.strided() ? arg.slot.rowStride : 1;
+      for (size_t d = 0; !arg.slot.strided() && d + 1 < arg.shape.extents.size(); ++d)
+        row *= arg.shape.extents[d];
+      start = llvm::formatv("{0} + first * {1}", start, row).str();
+    }
+    os << "      View a" << a << "(" << start << ", "
        << (arg.shape.isInt32    ? "halide_type_int"
            : arg.shape.isUInt16 ? "halide_type_t(halide_type_uint, 16)"
                                 : "halide_type_float")
        << ", {";
-    llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) { os << extentText(e); });
+    llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) {
+      os << (sliced && e == BufferShape::kTokens ? std::string("R") : extentText(e));
+    });
     os << "}";
     if (arg.slot.strided())
       os << ", " << arg.slot.rowStride;

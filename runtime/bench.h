@@ -17,15 +17,21 @@ struct BenchInputs {
 };
 
 struct BenchResult {
-  double prefillMs = 0;   ///< median over runs of one prompt run
-  double decodeMs = 0;    ///< median over all measured decoding steps (0: none)
+  /// The median over runs of one prompt run (every row's output).
+  double prefillMs = 0;
+  /// With decoding steps: the median prompt run as generation makes it, the
+  /// LM head for the last row only (what the first generated token waits for).
+  double lastRowPrefillMs = 0;
+  double decodeMs = 0; ///< median over all measured decoding steps (0: none)
   int64_t decodeSteps = 0;
   int64_t peakRssBytes = 0;
 };
 
 /// Runs the prompt `runs + 1` times in fresh sessions (the first is a
-/// warm-up), each followed by maxNew greedy decoding steps, and reports
-/// medians: wall-clock times of whole runs, as a user sees them.
+/// warm-up): once computing every row's output and, with maxNew > 0, once as
+/// generation does (the last row's logits), followed by maxNew greedy
+/// decoding steps; reports medians: wall-clock times of whole runs, as a
+/// user sees them.
 bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weights,
                const void *prepared, int32_t threads, const BenchInputs &inputs,
                BenchResult *result, std::string *error);

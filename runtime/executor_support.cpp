@@ -144,6 +144,13 @@ int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *si
     return fail(err, errLen, "the arena is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
   if (model.cache_bytes > 0 && !isAligned(args.cache))
     return fail(err, errLen, "the cache is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
+  if (args.last_row_only != 0 && args.last_row_only != 1)
+    return fail(err, errLen, "last_row_only is %d: 0 or 1", args.last_row_only);
+  if (args.last_row_only && model.output_rows != 0)
+    return fail(err, errLen,
+                "last_row_only: this model's output is %lld row(s) whatever the tokens, not one "
+                "per token",
+                static_cast<long long>(model.output_rows));
   return 0;
 }
 
@@ -155,7 +162,7 @@ int checkPrepared(const tmr_run_args &args, char *err, size_t errLen) {
 
 int RunOutput::open(const tmr_run_args &args, const tmr_model_desc &model, char *err,
                     size_t errLen) {
-  int64_t rows = model.output_rows ? model.output_rows : args.num_tokens;
+  int64_t rows = model.output_rows ? model.output_rows : args.last_row_only ? 1 : args.num_tokens;
   floats = static_cast<size_t>(rows) * model.output_width;
   given = output = args.output;
   if (isAligned(output))

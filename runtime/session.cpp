@@ -14,9 +14,9 @@ Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &we
       cache(static_cast<size_t>(desc.cache_bytes)), arena(static_cast<size_t>(desc.arena_floats)) {}
 
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
-                  AlignedVector<float> *output, std::string *error) {
+                  AlignedVector<float> *output, std::string *error, bool lastRowOnly) {
   int64_t count = static_cast<int64_t>(tokens.size());
-  int64_t rows = desc.output_rows ? desc.output_rows : count;
+  int64_t rows = desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : count;
   // NaN, so that any element the model fails to write is visible.
   output->assign(static_cast<size_t>(rows * desc.output_width),
                  std::numeric_limits<float>::quiet_NaN());
@@ -35,6 +35,7 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.output = output->data();
   args.num_threads = threadCount;
   args.arena = arena.data();
+  args.last_row_only = lastRowOnly ? 1 : 0;
   char message[1024] = {0};
   int status = desc.run(&args, message, sizeof message);
   // Weights read in place from a file truncated during the run came back as

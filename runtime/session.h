@@ -24,14 +24,17 @@ public:
           const void *prepared, int32_t threads);
 
   /// Runs `tokens` after those already cached; `output` receives their rows
-  /// ([rows, output_width]). Empty `segments` means all 0. The output is
+  /// ([rows, output_width]), or with `lastRowOnly` (a model with one output
+  /// row per token) the last token's row alone, the output kernel run for
+  /// that row only: all that generation reads of a prompt. Empty `segments`
+  /// means all 0. The output is
   /// aligned so that the kernels write it in place: an unaligned one would
   /// cost the model a buffer of its own and a copy per run (a prompt's
   /// logits are [tokens, vocab]: 26 MB for GPT-2 at 128 tokens).
   /// Fails, naming the file, when the weights file shrank under the model
   /// (weightsLost()).
   bool run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
-           AlignedVector<float> *output, std::string *error);
+           AlignedVector<float> *output, std::string *error, bool lastRowOnly = false);
 
   /// An encoder-decoder's source, encoded by the first run and read by all.
   void setSource(std::vector<int32_t> tokens) { source = std::move(tokens); }

@@ -172,7 +172,8 @@ tmr_status tmr_session_position(const tmr_session *session, int64_t *position);
 /* Which rows of a run's output to return. */
 typedef enum tmr_rows {
   TMR_ROWS_ALL = 0, /* [num_tokens, width] (a classifier: its output_rows) */
-  TMR_ROWS_LAST = 1 /* [1, width]: the last row only (what generation needs) */
+  TMR_ROWS_LAST = 1 /* [1, width]: the last row only (what generation needs); a model with a
+                       row per token computes its output layer (the LM head) for that row alone */
 } tmr_rows;
 
 /* Encoder models: one forward pass over `tokens` [num_tokens], 1 <= num_tokens

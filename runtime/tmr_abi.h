@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 6
+#define TMR_ABI_VERSION 7
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -65,6 +65,10 @@ typedef struct tmr_run_args {
   int32_t num_threads;        /* 0: the compiled default (all cores unless set) */
   float *arena;               /* [arena_floats] aligned scratch kept by the caller across runs,
                                  or NULL: the run allocates (and frees) its own */
+  int32_t last_row_only;      /* 1: a model with one output row per token (output_rows 0)
+                                 writes the last token's row alone ([1, output_width]) and runs
+                                 its output kernel (the LM head) for that row only: what
+                                 generation reads of a prompt. 0: every row. */
 } tmr_run_args;
 
 /* Returns 0 on success, else writes a message into err (err_len bytes). */

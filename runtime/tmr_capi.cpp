@@ -144,7 +144,10 @@ tmr_status runChecked(tmr_session *s, const int32_t *tokens, int64_t numTokens,
   s->tokens.assign(tokens, tokens + numTokens);
   s->segments = std::move(segments);
   std::string error;
-  if (!s->session.run(s->tokens, s->segments, &s->output, &error))
+  // The last row alone: a per-token output's final kernel (the LM head) runs
+  // for that row only.
+  const bool lastRowOnly = rows == TMR_ROWS_LAST && desc.output_rows == 0;
+  if (!s->session.run(s->tokens, s->segments, &s->output, &error, lastRowOnly))
     return fail(s->session.weightsLost()                          ? TMR_ERROR_IO
                 : error.find("out of memory") != std::string::npos ? TMR_ERROR_OUT_OF_MEMORY
                                                                    : TMR_ERROR_MODEL,

@@ -2,8 +2,10 @@
 
 FLOPs count every multiply-add twice, as a dense engine executes them: all
 linear layers, the LM or classifier head (over every prompt row, as tmc, torch
-and ONNX Runtime compute it), and attention's two products over all keys (a
-causal prompt counts T x T, as PERFORMANCE.md does).
+and ONNX Runtime compute it; over the last row for llama.cpp, and for tmc's
+second prompt row, "tmc-last", the prompt as generation runs it), and
+attention's two products over all keys (a causal prompt counts T x T, as
+PERFORMANCE.md does).
 """
 import html
 import json
@@ -11,8 +13,12 @@ import os
 import re
 import statistics
 
-ENGINES = {"tmc": "tmc", "torch": "PyTorch", "ort": "ONNX Runtime", "llama": "llama.cpp"}
-COLORS = {"tmc": "#1f77b4", "torch": "#ee4c2c", "ort": "#7f7f7f", "llama": "#2ca02c"}
+ENGINES = {"tmc": "tmc", "tmc-last": "tmc, LM head on the last row", "torch": "PyTorch",
+           "ort": "ONNX Runtime", "llama": "llama.cpp"}
+COLORS = {"tmc": "#1f77b4", "tmc-last": "#17becf", "torch": "#ee4c2c", "ort": "#7f7f7f",
+          "llama": "#2ca02c"}
+# Engines whose prompt run computes the LM head for the last row only.
+LAST_ROW_HEAD = ("tmc-last", "llama")
 
 
 def _stack_flops(cfg, d, rows, keys, kv_rows, cross_rows=0):
@@ -39,9 +45,13 @@ def _head_flops(check, rows):
     return 0
 
 
-def flops(check, tokens, source, phase):
-    """FLOPs of the prompt run ("prefill") or of one decoding step after `tokens` ("decode")."""
+def flops(check, tokens, source, phase, last_row_head=False):
+    """FLOPs of the prompt run ("prefill") or of one decoding step after `tokens` ("decode");
+    with last_row_head, the prompt's head over its last row only."""
     d = check["d_model"]
+    if last_row_head and phase == "prefill":
+        return flops(check, tokens, source, phase) - _head_flops(check, tokens) + \
+            _head_flops(check, 1)
     if phase == "decode":
         return _stack_flops(check["decoder"], d, 1, tokens + 1, 1) + _head_flops(check, 1)
     if "encoder" in check and "decoder" in check:
@@ -69,16 +79,20 @@ def summarize(models, samples, threads, peak):
         info = {"check": m.check, "tokens": len(m.tokens), "source": 0 if m.source is None else len(m.source)}
         phases = ["prefill"] + (["decode"] if m.decoder_only else [])
         for phase in phases:
-            work = flops(m.check, info["tokens"], info["source"], phase)
             for t in threads:
                 by_engine = {}
-                for engine in ["tmc"] + m.peers:
-                    got = [s[f"{phase}_ms"] for s in samples.get((m.name, t, engine), [])
-                           if s.get(f"{phase}_ms")]
-                    if not got:
+                for engine in ["tmc", "tmc-last"] + m.peers:
+                    # tmc's runs time the prompt both ways (--bench's prefill_ms
+                    # and prefill_last_row_ms).
+                    key, source = (("prefill_last_row_ms", "tmc") if engine == "tmc-last"
+                                   else (f"{phase}_ms", engine))
+                    got = [s[key] for s in samples.get((m.name, t, source), []) if s.get(key)]
+                    if not got or (engine == "tmc-last" and phase != "prefill"):
                         continue
                     ms = statistics.median(got)
-                    rss = max(s["peak_rss_bytes"] for s in samples[(m.name, t, engine)])
+                    rss = max(s["peak_rss_bytes"] for s in samples[(m.name, t, source)])
+                    work = flops(m.check, info["tokens"], info["source"], phase,
+                                 last_row_head=engine in LAST_ROW_HEAD)
                     gflops = work / ms / 1e6
                     by_engine[engine] = ms
                     rows.append({
@@ -88,10 +102,15 @@ def summarize(models, samples, threads, peak):
                         "sgemm_peak_share": gflops / peak[t] if peak.get(t) else None,
                         "tokens_per_s": 1000.0 / ms if phase == "decode" else None,
                         "peak_rss_bytes": rss})
+                # A peer against tmc doing the same work: llama.cpp's prompt
+                # against tmc's with the head on the last row too.
                 for row in rows:
                     if row["model"] == m.name and row["phase"] == phase and row["threads"] == t:
-                        row["tmc_over_peer"] = (by_engine["tmc"] / row["ms"]
-                                                if row["engine"] != "tmc" and "tmc" in by_engine else None)
+                        mine = "tmc-last" if row["engine"] == "llama" and "tmc-last" in by_engine \
+                            else "tmc"
+                        row["tmc_over_peer"] = (by_engine[mine] / row["ms"]
+                                                if not row["engine"].startswith("tmc")
+                                                and mine in by_engine else None)
     return rows
 
 

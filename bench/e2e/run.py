@@ -276,7 +276,10 @@ def time_tmc(model, threads, runs):
     if model.decoder_only:
         cmd += ["--max-new", "1"]
     data = last_json(run(cmd, env=peer_env(threads)))
+    # prefill_last_row_ms: the prompt as generation runs it, the LM head on
+    # the last row only (as llama.cpp computes a prompt).
     return {"prefill_ms": data["prefill_ms"], "decode_ms": data.get("decode_ms") or None,
+            "prefill_last_row_ms": data.get("prefill_last_row_ms"),
             "peak_rss_bytes": data["peak_rss_bytes"]}
 
 

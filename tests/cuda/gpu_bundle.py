@@ -16,7 +16,8 @@
 # normalized by the largest host value must be within --tolerance (the GPU
 # sums the same products in another order and contracts them into FMAs, so f32
 # agreement is near 1e-6, reduced precision near its rounding ties), and the
-# generated tokens must be the same. It prints one line per model and exits 1
+# generated tokens must be the same, with --output (every row's logits) and
+# without (the prompt's last row alone). It prints one line per model and exits 1
 # if any differs. With --quantize both executables load the `tmc quantize`
 # file of the seeded weights. Models prepared with --bench (too large to carry
 # weights for) are timed instead: `check` writes seeded weights from their
@@ -210,6 +211,15 @@ def check(args):
                 line += (f"; {bundle['steps']} greedy steps: tokens {verdict}, "
                          f"logits max error {gerr:.2e} {gwhy}")
                 ok = ok and same and gerr <= args.tolerance
+                # Without --output the prompt computes its last row's logits
+                # alone (last_row_only): the same tokens.
+                alone = run([exe, "--weights", weights, "--tokens", bundle["prompt"],
+                             "--max-new", str(bundle["steps"]), "--json"] + model["args"])
+                alone_tokens = json.loads(alone.stdout)["generated"] \
+                    if alone.returncode == 0 else f"exit {alone.returncode}"
+                if alone_tokens != want:
+                    line += f"; without --output: {alone_tokens}"
+                    ok = False
         print(("ok   " if ok else "FAIL ") + line + (f" ({why})" if why else ""))
         failures += not ok
     print(f"{len(bundle['models']) - failures} of {len(bundle['models'])} models agree "

@@ -1,5 +1,6 @@
-/* decode_check.c - a compiled decoder through tmr.h: cached decoding against
- * full recomputation, and a reset session reproducing its first run exactly.
+/* decode_check.c - a compiled decoder through tmr.h: cached decoding and a
+ * prompt's last row alone (TMR_ROWS_LAST) against full recomputation, and a
+ * reset session reproducing its first run exactly.
  *
  *   decode_check WEIGHTS [SOURCE_TOKENS...]   (an encoder-decoder takes a source)
  *
@@ -59,7 +60,19 @@ int main(int argc, char **argv) {
     return fail("set_source", status);
   if ((status = tmr_prefill(session, tokens, 2, TMR_ROWS_LAST, step, width)) != TMR_OK)
     return fail("prompt", status);
+  /* TMR_ROWS_LAST runs the LM head for that row alone: the same values. */
   double worst = 0;
+  for (int64_t j = 0; j < width; ++j) {
+    double error = fabs(step[j] - full[width + j]) / (fabs(full[width + j]) + 1e-3);
+    worst = error > worst ? error : worst;
+  }
+  if (!(worst <= 1e-4)) {
+    fprintf(stderr,
+            "FAIL: the prompt's last row alone differs from the full run's (max relative "
+            "error %g)\n",
+            worst);
+    return 1;
+  }
   for (int s = 0; s < STEPS; ++s) {
     if ((status = tmr_decode_step(session, tokens[2 + s], step, width)) != TMR_OK)
       return fail("decode_step", status);

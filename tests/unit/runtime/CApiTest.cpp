@@ -32,12 +32,19 @@ const tmr_tensor_desc kTensors[] = {
     {"out.bias", 1, {kWidth}, TMR_F32},
 };
 
+/// The first token whose output row a run writes: with last_row_only, the
+/// last token's row alone, at row 0 of the output (tmr_abi.h).
+int64_t firstRow(const tmr_run_args *args) {
+  return args->last_row_only ? args->num_tokens - 1 : 0;
+}
+
 int encoderRun(const tmr_run_args *args, char *, size_t) {
   const float *embed = static_cast<const float *>(args->weights[0]);
   const float *bias = static_cast<const float *>(args->weights[1]);
-  for (int64_t t = 0; t < args->num_tokens; ++t)
+  for (int64_t t = firstRow(args); t < args->num_tokens; ++t)
     for (int64_t j = 0; j < kWidth; ++j)
-      args->output[t * kWidth + j] = embed[args->tokens[t] * kWidth + j] + bias[j];
+      args->output[(t - firstRow(args)) * kWidth + j] =
+          embed[args->tokens[t] * kWidth + j] + bias[j];
   return 0;
 }
 
@@ -57,7 +64,8 @@ int decoderRun(const tmr_run_args *args, char *err, size_t errLen) {
       float sum = bias[j];
       for (int64_t i = 0; i <= row; ++i)
         sum += cache[i * kWidth + j];
-      args->output[t * kWidth + j] = sum;
+      if (t >= firstRow(args))
+        args->output[(t - firstRow(args)) * kWidth + j] = sum;
     }
   }
   return 0;

@@ -119,6 +119,35 @@ TEST(ExecutorSupport, ChecksAlignment) {
   EXPECT_EQ(check(run.args, model), "");
 }
 
+TEST(ExecutorSupport, LastRowOnlyIsAFlagOfPerTokenOutputs) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  run.args.last_row_only = 1;
+  EXPECT_EQ(check(run.args, model), "");
+  run.args.last_row_only = 2;
+  EXPECT_EQ(check(run.args, model), "last_row_only is 2: 0 or 1");
+  run.args.last_row_only = 1;
+  model.output_rows = 1; // a classifier: one row whatever the tokens
+  EXPECT_EQ(check(run.args, model), "last_row_only: this model's output is 1 row(s) whatever "
+                                    "the tokens, not one per token");
+}
+
+TEST(ExecutorSupport, ALastRowOnlyOutputIsOneRow) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  tmr::AlignedVector<float> memory(8 + 1, -1.0f);
+  char err[128] = "";
+  run.args.last_row_only = 1;
+  run.args.output = memory.data() + 1; // misaligned: the copy is sized for one row
+  RunOutput output;
+  ASSERT_EQ(output.open(run.args, model, err, sizeof err), 0);
+  for (int i = 0; i < 8; ++i)
+    output.data()[i] = static_cast<float>(i + 1);
+  output.finish();
+  EXPECT_EQ(memory[0], -1.0f);
+  EXPECT_EQ(memory[8], 8.0f);
+}
+
 TEST(ExecutorSupport, ChecksPrepared) {
   RunArgs run;
   char err[128] = "";

@@ -49,14 +49,16 @@ int run(const tmr_run_args *args, char *err, size_t errLen) {
   }
   const float *embed = static_cast<const float *>(args->weights[0]); // [vocab, width]
   const float *bias = static_cast<const float *>(args->weights[1]);  // [width]
+  // With last_row_only, the last token's row alone, at row 0 (tmr_abi.h).
+  const int64_t first = args->last_row_only ? args->num_tokens - 1 : 0;
   for (int64_t t = 0; t < args->num_tokens; ++t) {
     int32_t token = args->tokens[t];
     if (token < 0 || token >= kVocab) {
       std::snprintf(err, errLen, "toy: bad token %d", token);
       return 1;
     }
-    for (int64_t j = 0; j < kWidth; ++j)
-      args->output[t * kWidth + j] = embed[token * kWidth + j] + bias[j];
+    for (int64_t j = 0; t >= first && j < kWidth; ++j)
+      args->output[(t - first) * kWidth + j] = embed[token * kWidth + j] + bias[j];
   }
   return 0;
 }

@@ -117,9 +117,10 @@ int encodeOnWorker(const tmr_run_args *args, char *, size_t) {
   std::thread([args] {
     auto *embed = static_cast<const float *>(args->weights[0]);
     auto *bias = static_cast<const float *>(args->weights[1]);
-    for (int64_t t = 0; t < args->num_tokens; ++t)
+    const int64_t first = args->last_row_only ? args->num_tokens - 1 : 0; // tmr_abi.h
+    for (int64_t t = first; t < args->num_tokens; ++t)
       for (int64_t j = 0; j < kWidth; ++j)
-        args->output[t * kWidth + j] = embed[args->tokens[t] * kWidth + j] + bias[j];
+        args->output[(t - first) * kWidth + j] = embed[args->tokens[t] * kWidth + j] + bias[j];
   }).join();
   return 0;
 }
