@@ -257,6 +257,7 @@ def main():
     if args.verb == "on-host":
         shutil.rmtree(args.out, ignore_errors=True)
         args.on_host, args.bench, args.quantize, args.dir = True, False, False, args.out
+        args.kv_cache = None  # the specs' own kv_cache keys
         for precision in args.precisions.split(","):
             args.precision = None if precision == "f32" else precision
             prepare(args)
