@@ -66,7 +66,7 @@ def workload_name(model, phase):
     names = {"gpt2_small": "GPT-2 small", "bert_base": "BERT base", "transformer_base": "Transformer base"}
     name = names.get(model["check"]["model"], model["check"]["model"])
     if phase == "decode":
-        return f"{name} decode (1 token after {model['tokens']})"
+        return f"{name} decode (a step after {model['tokens']})"
     if model["source"]:
         return f"{name} encode {model['source']} + decode {model['tokens']}"
     return f"{name} prefill {model['tokens']}"

@@ -45,6 +45,11 @@ SEED = 1
 # max |peer - tmc| / max |tmc|: torch and ONNX Runtime agree to ~1e-6, llama.cpp
 # (its own gelu and accumulation order) to ~1e-4.
 PARITY_TOLERANCE = 1e-3
+# Decoding is timed over consecutive steps after the prompt, as llama-bench's
+# "tg" measures generation (tmc and llama.cpp; PyTorch's and ONNX Runtime's
+# runners time one step on caches of the prompt's length, which costs the
+# same every time).
+DECODE_STEPS = 32
 
 
 def log(message):
@@ -115,6 +120,8 @@ class Model:
         self.source = rng.integers(0, vocab, source) if source else None
         self.lm = self.check["output"].startswith("lm_head")
         self.decoder_only = self.lm and "encoder" not in self.check
+        # As many consecutive steps as max_seq leaves room for, up to DECODE_STEPS.
+        self.decode_steps = max(1, min(DECODE_STEPS, self.check["max_seq"] - tokens))
         self.exe = os.path.join(self.dir, name)
         self.weights = os.path.join(self.dir, "weights.safetensors")
 
@@ -274,7 +281,7 @@ def time_tmc(model, threads, runs):
     cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--json",
                                           "--threads", str(threads)]
     if model.decoder_only:
-        cmd += ["--max-new", "1"]
+        cmd += ["--max-new", str(model.decode_steps)]
     data = last_json(run(cmd, env=peer_env(threads)))
     # prefill_last_row_ms: the prompt as generation runs it, the LM head on
     # the last row only (as llama.cpp computes a prompt).
@@ -297,8 +304,10 @@ class Peer:
             cmd = ["node", os.path.join(PEERS, "ort_runner.mjs"), "--dir", os.path.join(model.dir, "onnx")] + \
                 common + source
         else:
+            # Steps 2..N of each run: llama.cpp's first step after a prompt
+            # rebuilds its graph.
             cmd = ["node", os.path.join(PEERS, "llama_runner.mjs"), "--model",
-                   os.path.join(model.dir, "model.gguf")] + common
+                   os.path.join(model.dir, "model.gguf"), "--steps", str(model.decode_steps)] + common
         self._start(cmd + ["--serve"], f"{engine} ({model.name}, {threads} threads)",
                     os.path.join(model.dir, f"{engine}-{threads}t.log"), threads)
 
