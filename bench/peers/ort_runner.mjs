@@ -1,7 +1,7 @@
 // bench/peers/ort_runner.mjs - ONNX Runtime (npm onnxruntime-node, CPU) on the graphs of export_onnx.py.
 //
 // node ort_runner.mjs --dir D --tokens 1,2 [--source 3,4] --threads N (--runs K | --serve) [--check OUT]
-//                     [--prefill FILE] [--optimized FILE]
+//                     [--prefill FILE] [--optimized FILE] [--phase prefill|decode]
 // Sessions: intra-op threads N, inter-op 1, sequential execution, graph
 // optimization "all". Each run times prefill.onnx (or --prefill FILE) on the
 // tokens and, where D/decode.onnx exists, one decoding step on caches of the
@@ -12,7 +12,9 @@
 // --check OUT writes the raw f32 outputs instead (OUT.prefill.f32, and
 // OUT.decode.f32 from the caches in D/past_k.f32 and D/past_v.f32).
 // --optimized FILE also writes the prefill graph as ONNX Runtime optimized it
-// (which fusions fired).
+// (which fusions fired). --phase loads and times one graph only: each session
+// keeps a pool of intra-op threads that spin after a run, and with both in one
+// process on 2 vCPUs the idle pool slowed the other's runs by ~25%.
 import ort from "onnxruntime-node";
 import fs from "node:fs";
 import path from "node:path";
@@ -26,11 +28,14 @@ const tokens = ids(args.tokens);
 const options = {intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential",
                  graphOptimizationLevel: "all", executionProviders: ["cpu"]};
 
-const prefill = await ort.InferenceSession.create(
+const phase = args.phase ?? "both";
+if (!["prefill", "decode", "both"].includes(phase))
+  throw new Error(`--phase ${phase}: prefill, decode or both`);
+const prefill = phase === "decode" ? null : await ort.InferenceSession.create(
     args.prefill || path.join(args.dir, "prefill.onnx"),
     args.optimized ? {...options, optimizedModelFilePath: args.optimized} : options);
 const prefillFeeds = {};
-for (const name of prefill.inputNames) {
+for (const name of prefill?.inputNames ?? []) {
   if (name === "tokens")
     prefillFeeds.tokens = new ort.Tensor("int64", tokens, [tokens.length]);
   else if (name === "input_ids")
@@ -47,7 +52,7 @@ if (args.source) {
 }
 let decode = null, decodeFeeds = null;
 const decodePath = args.dir ? path.join(args.dir, "decode.onnx") : "";
-if (decodePath && fs.existsSync(decodePath)) {
+if (phase !== "prefill" && decodePath && fs.existsSync(decodePath)) {
   decode = await ort.InferenceSession.create(decodePath, options);
   const dims = (name) => decode.inputMetadata.find((m) => m.name === name)?.shape;
   let shape = dims("past_k");
@@ -77,17 +82,18 @@ if (args.check) {
 async function measure(runs) {
   const prefillMs = [], decodeMs = [];
   for (let run = 0; run <= runs; ++run) {
-    let start = process.hrtime.bigint();
-    await prefill.run(prefillFeeds);
-    const p = Number(process.hrtime.bigint() - start) / 1e6;
-    let d = 0;
+    let start = process.hrtime.bigint(), p = 0, d = 0;
+    if (prefill) {
+      await prefill.run(prefillFeeds);
+      p = Number(process.hrtime.bigint() - start) / 1e6;
+    }
     if (decode) {
       start = process.hrtime.bigint();
       await decode.run(decodeFeeds);
       d = Number(process.hrtime.bigint() - start) / 1e6;
     }
     if (run > 0) {  // run 0 warms up
-      prefillMs.push(p);
+      if (prefill) prefillMs.push(p);
       if (decode) decodeMs.push(d);
     }
   }
