@@ -73,7 +73,8 @@ if (args.check) {
     fs.writeFileSync(`${args.check}.${suffix}.f32`,
                      Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   };
-  save(await prefill.run(prefillFeeds), "prefill");
+  if (prefill)
+    save(await prefill.run(prefillFeeds), "prefill");
   if (decode)
     save(await decode.run(decodeFeeds), "decode");
   process.exit(0);
