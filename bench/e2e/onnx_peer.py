@@ -124,9 +124,9 @@ def check_graph(model, form, graph, reference, int8_bound):
 
 
 def time_tmc(exe, model, threads, runs):
-    cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--json",
-                                          "--threads", str(threads)]
-    cmd[0] = exe
+    """The prompt run of `exe` (one of the model's executables), every row's output."""
+    cmd = [exe] + model.tmc_args(model.tokens)[1:] + ["--bench", "--bench-runs", str(runs),
+                                                      "--json", "--threads", str(threads)]
     data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
     return {"prefill_ms": data["prefill_ms"], "peak_rss_bytes": data["peak_rss_bytes"]}
 
