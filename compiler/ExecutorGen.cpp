@@ -104,7 +104,7 @@ private:
   void call(const KernelCall &call, KernelCall::Phase phase);
   void cacheAppend(const KernelCall &call);
   void kernelCall(const KernelCall &call);
-  void views(const KernelCall &call, const PackedWeight *pack);
+  void views(const KernelCall &call, const PackedWeight *pack, bool sliced);
   bool lastRowSliced(const KernelCall &call) const;
   std::vector<std::string> kernelArguments(const KernelCall &call, const PackedWeight *pack,
                                            std::vector<std::string> *perCall);
@@ -361,7 +361,7 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
   if (sliced)
     os << "      const int32_t R = lastRow ? 1 : T; // the rows this call computes\n"
        << "      const int64_t first = T - R;\n";
-  views(call, pack);
+  views(call, pack, sliced);
   if (std::string decode = decodeSuffix(kernel); !decode.empty())
     os << "      if (int rc = (" << (sliced ? "R" : "T") << " == 1 ? " << name << decode << " : "
        << name << ")(";
@@ -387,7 +387,7 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
 
 /// A View per buffer argument the call makes for itself (on a GPU, weights
 /// have their persistent views instead).
-void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
+void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, bool sliced) {
   for (size_t a = 0; a < call.args.size(); ++a) {
     const CallArg &arg = call.args[a];
     if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) || (pack && a == 1))))
@@ -398,11 +398,10 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
     }
     // A sliced call's per-token inputs start at row `first` (the output
     // is the caller's R rows).
-    const bool perToken =
-        !arg.shape.extents.empty() && arg.shape.extents.back() == BufferShape::kTokens;
-    const bool sliced = perToken && lastRowSliced(call);
+    const bool rows =
+        sliced && !arg.shape.extents.empty() && arg.shape.extents.back() == BufferShape::kTokens;
     std::string start = pointer(arg.slot);
-    if (sliced && arg.slot.kind != Slot::Kind::Output) {
+    if (rows && arg.slot.kind != Slot::Kind::Output) {
       int64_t row = arg.slot.strided() ? arg.slot.rowStride : 1;
       for (size_t d = 0; !arg.slot.strided() && d + 1 < arg.shape.extents.size(); ++d)
         row *= arg.shape.extents[d];
@@ -414,7 +413,7 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack) {
                                 : "halide_type_float")
        << ", {";
     llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) {
-      os << (sliced && e == BufferShape::kTokens ? std::string("R") : extentText(e));
+      os << (rows && e == BufferShape::kTokens ? std::string("R") : extentText(e));
     });
     os << "}";
     if (arg.slot.strided())

@@ -162,8 +162,7 @@ int checkPrepared(const tmr_run_args &args, char *err, size_t errLen) {
 
 int RunOutput::open(const tmr_run_args &args, const tmr_model_desc &model, char *err,
                     size_t errLen) {
-  int64_t rows = model.output_rows ? model.output_rows : args.last_row_only ? 1 : args.num_tokens;
-  floats = static_cast<size_t>(rows) * model.output_width;
+  floats = static_cast<size_t>(tmr_output_rows(&model, &args)) * model.output_width;
   given = output = args.output;
   if (isAligned(output))
     return 0;

@@ -16,10 +16,6 @@ Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &we
 bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t> &segments,
                   AlignedVector<float> *output, std::string *error, bool lastRowOnly) {
   int64_t count = static_cast<int64_t>(tokens.size());
-  int64_t rows = desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : count;
-  // NaN, so that any element the model fails to write is visible.
-  output->assign(static_cast<size_t>(rows * desc.output_width),
-                 std::numeric_limits<float>::quiet_NaN());
   tmr_run_args args{};
   args.weights = weightPointers->data();
   args.prepared = preparedWeights;
@@ -32,10 +28,13 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   args.source_tokens = source.empty() ? nullptr : source.data();
   args.num_source_tokens = static_cast<int64_t>(source.size());
   args.cache = cache.data();
-  args.output = output->data();
   args.num_threads = threadCount;
   args.arena = arena.data();
   args.last_row_only = lastRowOnly ? 1 : 0;
+  // NaN, so that any element the model fails to write is visible.
+  output->assign(static_cast<size_t>(tmr_output_rows(&desc, &args) * desc.output_width),
+                 std::numeric_limits<float>::quiet_NaN());
+  args.output = output->data();
   char message[1024] = {0};
   int status = desc.run(&args, message, sizeof message);
   // Weights read in place from a file truncated during the run came back as

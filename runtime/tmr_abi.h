@@ -116,6 +116,12 @@ typedef struct tmr_model_desc {
   int64_t prepared_floats;    /* size of what prepare() returns (packed weights) */
 } tmr_model_desc;
 
+/* The rows of a run's output: the model's fixed count, or one per token, or
+ * with last_row_only the last token's alone. */
+static inline int64_t tmr_output_rows(const tmr_model_desc *model, const tmr_run_args *args) {
+  return model->output_rows ? model->output_rows : args->last_row_only ? 1 : args->num_tokens;
+}
+
 /* Halide's errors (runtime/halide_error.cpp defines halide_error, replacing
  * the default that aborts): the first message since the last clear, "" if
  * none, of the calling thread. */

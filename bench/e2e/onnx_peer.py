@@ -125,8 +125,8 @@ def check_graph(model, form, graph, reference, int8_bound):
 
 def time_tmc(exe, model, threads, runs):
     """The prompt run of `exe` (one of the model's executables), every row's output."""
-    cmd = [exe] + model.tmc_args(model.tokens)[1:] + ["--bench", "--bench-runs", str(runs),
-                                                      "--json", "--threads", str(threads)]
+    cmd = model.tmc_args(model.tokens, exe) + ["--bench", "--bench-runs", str(runs), "--json",
+                                               "--threads", str(threads)]
     data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
     return {"prefill_ms": data["prefill_ms"], "peak_rss_bytes": data["peak_rss_bytes"]}
 
@@ -197,9 +197,8 @@ def main():
             exes[precision] = f"{model.exe}-{precision}"
             bench.run([tmc, "compile", model.spec, "--precision", precision, "-o", exes[precision]])
         reference = model.tmc_output(model.tokens, "f32")
-        int8_path = os.path.join(model.dir, "tmc-int8.npy")
-        bench.run([exes["int8"]] + model.tmc_args(model.tokens)[1:] + ["--output", int8_path])
-        tmc_int8_error = bench.relative_error(np.load(int8_path)[0], reference)
+        tmc_int8_error = bench.relative_error(
+            model.tmc_output(model.tokens, "int8", exes["int8"]), reference)
         int8_bound = max(INT8_PARITY, 2 * tmc_int8_error)
         bench.log(f"   tmc int8: within {tmc_int8_error:.1e} of tmc f32")
         graphs = export_forms(model)

@@ -61,9 +61,8 @@ class LlamaPeer(bench.Peer):
 
 
 def time_tmc(exe, model, threads, runs, steps):
-    cmd = [exe, "--weights", model.weights, "--tokens", bench.ids_text(model.tokens),
-           "--max-new", str(steps), "--bench", "--bench-runs", str(runs), "--json",
-           "--threads", str(threads)]
+    cmd = model.tmc_args(model.tokens, exe) + ["--max-new", str(steps), "--bench", "--bench-runs",
+                                               str(runs), "--json", "--threads", str(threads)]
     data = bench.last_json(bench.run(cmd, env=bench.peer_env(threads)))
     # prefill_last_row_ms: the prompt as generation runs it, the LM head on the
     # last row only, as llama.cpp computes every prompt.

@@ -141,15 +141,16 @@ class Model:
         if not os.path.exists(self.weights):
             run([self.tmc, "init-weights", self.spec, "-o", self.weights, "--seed", str(SEED)])
 
-    def tmc_args(self, tokens):
-        args = [self.exe, "--weights", self.weights, "--tokens", ids_text(tokens)]
+    def tmc_args(self, tokens, exe=None):
+        """A run of the model's executable, or of `exe` (another precision's)."""
+        args = [exe or self.exe, "--weights", self.weights, "--tokens", ids_text(tokens)]
         if self.source is not None:
             args += ["--source-tokens", ids_text(self.source)]
         return args
 
-    def tmc_output(self, tokens, tag):
+    def tmc_output(self, tokens, tag, exe=None):
         path = os.path.join(self.dir, f"tmc-{tag}.npy")
-        run(self.tmc_args(tokens) + ["--output", path])
+        run(self.tmc_args(tokens, exe) + ["--output", path])
         return np.load(path)[0]
 
 
