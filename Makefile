@@ -48,6 +48,12 @@ demo: build
 	  --prompt "And Jesus said unto them" --max-new 40
 	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
 	  --prompt "The LORD is my shepherd" --max-new 40 --temperature 0.7 --top-k 20 --seed 1
+	@echo "# The same model as a Hugging Face folder (config.json, model.safetensors, tokenizer.json):"
+	python3 examples/kjv/export_hf.py $(DEMO_DIR)/kjv-hf
+	$(BUILD_DIR)/bin/tmc import $(DEMO_DIR)/kjv-hf -o $(DEMO_DIR)/kjv-hf.tm
+	$(BUILD_DIR)/bin/tmc compile $(DEMO_DIR)/kjv-hf.tm -o $(DEMO_DIR)/kjv-hf-model
+	$(DEMO_DIR)/kjv-hf-model --weights $(DEMO_DIR)/kjv-hf --tokenizer $(DEMO_DIR)/kjv-hf \
+	  --prompt "And Jesus said unto them" --max-new 40
 
 # tmc against PyTorch, ONNX Runtime and llama.cpp (installs the peers; ~15 min; not part of test).
 bench: configure

@@ -459,7 +459,8 @@ void ExecutorWriter::modelDescriptor() {
      << (plan.hasEncode ? 1 : 0) << ",\n"
      << "  " << plan.weights.size() << ", kTensors, run, "
      << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << model.dModel << ", "
-     << model.layers << ", " << arenaFloats << ", " << prepared.floats
+     << model.layers << ", " << arenaFloats << ", " << prepared.floats << ",\n  "
+     << (model.weightScheme.empty() ? std::string("nullptr") : cxxStringLiteral(model.weightScheme))
      << ",\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_compiled_model" << suffix << "(void) {\n"
      << "  profile.select();\n  return &kModel;\n}\n";

@@ -35,6 +35,7 @@ struct ModelDesc {
   int64_t vocab = 0, maxSeq = 0, dModel = 0;
   int64_t layers = 0;       ///< encoder and decoder layers together
   int64_t segments = 0;     ///< segment (token type) rows; 0: none
+  std::string weightScheme; ///< a Hugging Face family, or empty (ModelSpec)
 };
 
 /// Where a kernel argument lives at run time.

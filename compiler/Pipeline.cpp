@@ -120,6 +120,7 @@ ModelDesc describeModel(const ModelSpec &spec, const std::string &sourceName) {
   model.layers = (spec.encoder.present ? spec.encoder.layers : 0) +
                  (spec.decoder.present ? spec.decoder.layers : 0);
   model.segments = spec.segments;
+  model.weightScheme = spec.weightScheme;
   return model;
 }
 

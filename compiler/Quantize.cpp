@@ -14,6 +14,7 @@
 #include "compiler/Error.h"
 #include "compiler/PreparedWeights.h"
 #include "runtime/half.h"
+#include "runtime/hf_checkpoint.h"
 #include "runtime/message_text.h"
 #include "runtime/safetensors.h"
 
@@ -159,9 +160,6 @@ void quantizeQ4Row(const float *row, int64_t K, uint8_t *nibbles, uint16_t *scal
 llvm::Expected<QuantizeSummary>
 quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std::string &output) {
   std::string error;
-  std::unique_ptr<tmr::SafetensorsFile> file = tmr::SafetensorsFile::open(input, &error);
-  if (!file)
-    return makeError(error);
   // Checked as an executable checks it: the manifest's dtypes only, so that
   // a file quantized already is refused, naming its tensors.
   const std::vector<TensorSpec> &manifest = plan.weights;
@@ -176,6 +174,13 @@ quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std:
     desc.dtype = storageDType(manifest[i].dtype);
     desc.quantized = TMR_QUANT_NONE;
   }
+  // A Hugging Face checkpoint is read under canonical names, which the
+  // output then carries (an executable reads either).
+  std::unique_ptr<tmr::SafetensorsFile> file =
+      tmr::openWeights(input, plan.model.weightScheme.c_str(), expected.data(),
+                       static_cast<int32_t>(expected.size()), &error, /*guardTruncation=*/false);
+  if (!file)
+    return makeError(error);
   if (!tmr::checkTensors(*file, input, expected.data(), static_cast<int32_t>(expected.size()),
                          &error))
     return makeError(error);
@@ -264,7 +269,15 @@ quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std:
   if (!tmr::writeSafetensors(output, tensors, &error))
     return makeError(error);
   std::error_code ec;
-  summary.inputBytes = std::filesystem::file_size(input, ec);
+  summary.inputBytes = 0;
+  if (std::filesystem::is_directory(input, ec)) {
+    // A Hugging Face checkpoint folder: its safetensors files, shards or one.
+    for (const auto &entry : std::filesystem::directory_iterator(input, ec))
+      if (entry.path().extension() == ".safetensors" && entry.is_regular_file(ec))
+        summary.inputBytes += entry.file_size(ec);
+  } else {
+    summary.inputBytes = std::filesystem::file_size(input, ec);
+  }
   summary.outputBytes = std::filesystem::file_size(output, ec);
   return summary;
 }

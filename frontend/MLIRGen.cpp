@@ -231,13 +231,14 @@ private:
   }
 
   Value linear(Value x, const std::string &prefix, int64_t out, bool bias, Precision precision,
-               Location at) {
+               Location at, StringRef activation = "none") {
     Value w = weight(prefix + ".weight", at);
     Value b = maybeWeight(bias, prefix + ".bias", at);
     auto rows = cast<ShapedType>(x.getType()).getDimSize(0);
     auto type = RankedTensorType::get({rows, out}, builder.getF32Type());
     return builder.create<tm::LinearOp>(named(prefix, at), type, x, w, b, /*residual=*/Value(),
-                                        builder.getStringAttr("none"), precisionAttr(precision));
+                                        builder.getStringAttr(activation),
+                                        precisionAttr(precision));
   }
 
   Value norm(Value x, const std::string &prefix, const NormSpec &spec, Location at) {
@@ -440,6 +441,9 @@ private:
       Value pooled = builder.create<tm::PoolOp>(at, pooledType, x,
                                                 mean ? inputs.lookup("length") : Value(),
                                                 builder.getStringAttr(mean ? "mean" : "first"));
+      if (spec.pooler)
+        pooled = linear(pooled, "classifier.pooler", spec.dModel, /*bias=*/true, spec.precision, at,
+                        "tanh");
       return linear(pooled, "classifier", spec.classes, /*bias=*/true, spec.precision, at);
     }
     }

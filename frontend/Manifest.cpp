@@ -53,6 +53,8 @@ public:
       if (spec.headBias)
         add("output.bias", {spec.vocab});
     } else if (spec.output == OutputKind::Classifier) {
+      if (spec.pooler)
+        addLinear("classifier.pooler", spec.dModel, spec.dModel, /*bias=*/true);
       addLinear("classifier", spec.classes, spec.dModel, /*bias=*/true);
     }
     return std::move(tensors);

@@ -139,12 +139,19 @@ struct ModelSpec {
   bool headBias = false;       ///< lm_head(bias = ...)
   int64_t classes = 0;         ///< classifier(classes = N)
   Pooling pool = Pooling::First; ///< classifier(pool = first|mean)
+  /// classifier(pooler = true): BERT's pooler, a linear layer d_model ->
+  /// d_model with tanh, between the pooled row and the classifier.
+  bool pooler = false;
   DType dtype = DType::F32;
   /// The model's default, which stacks and layers inherit, and the precision
   /// of the output head (LM head or classifier).
   Precision precision = Precision::F32;
   /// The model's default for the decoder's caches.
   CachePrecision kvCache = CachePrecision::F32;
+  /// `weights = huggingface(FAMILY)`: the executable reads a Hugging Face
+  /// checkpoint of that family ("gpt2", "bert", "llama"); empty: tmc's
+  /// canonical names.
+  std::string weightScheme;
   StackSpec encoder;
   StackSpec decoder;
   llvm::SMLoc positionLoc, outputLoc, precisionLoc, kvCacheLoc;

@@ -14,7 +14,8 @@ using namespace sema;
 ArrayRef<StringRef> modelKeys() {
   static const StringRef keys[] = {"vocab",       "d_model",    "max_seq",   "position",
                                    "embed_scale", "embed_norm", "segments",  "share_embeddings",
-                                   "output",      "dtype",      "precision", "kv_cache"};
+                                   "output",      "dtype",      "precision", "kv_cache",
+                                   "weights"};
   return keys;
 }
 
@@ -37,6 +38,7 @@ public:
     checkEmbedding();
     checkOutput();
     checkDType();
+    checkWeights();
     checkPrecision();
     checkStacks();
     checkApplicability();
@@ -118,7 +120,7 @@ private:
       return;
     spec.outputLoc = a->loc;
     static const StringRef lmArgs[] = {"tied", "bias"};
-    static const StringRef classifierArgs[] = {"classes", "pool"};
+    static const StringRef classifierArgs[] = {"classes", "pool", "pooler"};
     const Choice choices[] = {
         {"hidden"},
         {"lm_head", lmArgs},
@@ -136,6 +138,8 @@ private:
       spec.headBias = reader.boolean(*value, "bias").value_or(spec.headBias);
     if (const ast::Value *value = chosen->arg("classes"))
       spec.classes = reader.integer(*value, "classes", 1).value_or(0);
+    if (const ast::Value *value = chosen->arg("pooler"))
+      spec.pooler = reader.boolean(*value, "pooler").value_or(false);
     if (const ast::Value *value = chosen->arg("pool")) {
       const Choice pools[] = {{"first"}, {"mean"}};
       if (std::optional<Chosen> pool = reader.choose(*value, "pool", pools))
@@ -153,6 +157,29 @@ private:
     if (!chosen)
       return;
     spec.dtype = types[chosen->index];
+  }
+
+  /// `weights = canonical | huggingface(gpt2 | bert | llama)`: the names
+  /// and layouts the executable's weight files use.
+  void checkWeights() {
+    const ast::Assignment *a = key("weights");
+    if (!a)
+      return;
+    static const StringRef familyArg[] = {"family"};
+    const Choice choices[] = {{"canonical"}, {"huggingface", familyArg, {}, /*positional=*/true}};
+    std::optional<Chosen> chosen = reader.choose(*a->value, "weights", choices);
+    if (!chosen || chosen->index == 0)
+      return;
+    const ast::Value *family = chosen->positional ? chosen->positional : chosen->arg("family");
+    if (!family) {
+      diags.error(a->value->loc, "huggingface() needs the checkpoint's family",
+                  "write huggingface(gpt2), huggingface(bert) or huggingface(llama) (Llama, "
+                  "Mistral and Qwen2 checkpoints)");
+      return;
+    }
+    const Choice families[] = {{"gpt2"}, {"bert"}, {"llama"}};
+    if (std::optional<Chosen> which = reader.choose(*family, "family", families))
+      spec.weightScheme = families[which->index].name.str();
   }
 
   /// Read before the stacks, which inherit it. --precision replaces the

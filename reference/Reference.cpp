@@ -274,6 +274,12 @@ private:
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < h.cols; ++c)
           pooled.at(0, c) += h.at(r, c) / static_cast<double>(rows);
+      if (spec.pooler) {
+        pooled =
+            detail::linear(weights, pooled, "classifier.pooler", spec.dModel, true, spec.precision);
+        for (int64_t c = 0; c < pooled.cols; ++c)
+          pooled.at(0, c) = std::tanh(pooled.at(0, c));
+      }
       return tap("classifier", detail::linear(weights, pooled, "classifier", spec.classes, true,
                                                            spec.precision));
     }

@@ -37,6 +37,10 @@ public:
       if (spec.headBias)
         add("output.bias", {spec.vocab});
     } else if (spec.output == OutputKind::Classifier) {
+      if (spec.pooler) {
+        add("classifier.pooler.weight", {d, d});
+        add("classifier.pooler.bias", {d});
+      }
       add("classifier.weight", {spec.classes, d});
       add("classifier.bias", {spec.classes});
     }

@@ -4,6 +4,7 @@
 
 #include "frontend/Manifest.h"
 #include "reference/ReferenceHalf.h"
+#include "runtime/hf_checkpoint.h"
 
 namespace tmc::ref {
 
@@ -30,10 +31,28 @@ std::unique_ptr<ReferenceWeights>
 ReferenceWeights::open(const ModelSpec &spec, const std::string &path,
                        std::string *error) {
   std::unique_ptr<ReferenceWeights> weights(new ReferenceWeights());
-  weights->file = tmr::SafetensorsFile::open(path, error);
-  if (!weights->file)
+  // A Hugging Face checkpoint (weights = huggingface(...)) is read under
+  // canonical names, as the executable reads it.
+  const std::vector<TensorSpec> required = requiredTensors(spec);
+  std::vector<tmr_tensor_desc> descs(required.size());
+  for (size_t i = 0; i < required.size(); ++i) {
+    descs[i] = tmr_tensor_desc{};
+    descs[i].name = required[i].name.c_str();
+    descs[i].rank = static_cast<int32_t>(required[i].shape.size());
+    for (int32_t d = 0; d < descs[i].rank && d < TMR_MAX_RANK; ++d)
+      descs[i].shape[d] = required[i].shape[static_cast<size_t>(d)];
+    descs[i].dtype = storageDType(required[i].dtype);
+  }
+  std::string openError;
+  weights->file = tmr::openWeights(path, spec.weightScheme.c_str(), descs.data(),
+                                   static_cast<int32_t>(descs.size()), &openError,
+                                   /*guardTruncation=*/false);
+  if (!weights->file) {
+    if (error)
+      *error = openError;
     return nullptr;
-  for (const TensorSpec &expected : requiredTensors(spec)) {
+  }
+  for (const TensorSpec &expected : required) {
     const tmr::TensorView *tensor = weights->file->find(expected.name);
     std::string problem;
     if (!tensor)

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cctype>
 #include <limits>
 #include <unordered_map>
 
@@ -68,6 +69,38 @@ size_t scanRun(std::string_view text, size_t pos, CharClass cls) {
   return pos;
 }
 
+/// A run of whitespace, as the regexes' `\s` alternatives see it.
+struct SpaceRun {
+  size_t end;          ///< after its last character
+  size_t lastStart;    ///< where its last character starts
+  size_t afterNewline; ///< after its last \r or \n; its start if it has none
+  int count;           ///< characters
+};
+
+SpaceRun scanSpaces(std::string_view text, size_t pos) {
+  SpaceRun run{pos, pos, pos, 0};
+  while (run.end < text.size()) {
+    unicode::Utf8Unit unit = unicode::decodeUtf8(text, run.end);
+    if (classify(unit) != CharClass::Space)
+      break;
+    run.lastStart = run.end;
+    run.end += unit.length;
+    if (text[run.lastStart] == '\r' || text[run.lastStart] == '\n')
+      run.afterNewline = run.end;
+    ++run.count;
+  }
+  return run;
+}
+
+/// `\s+(?!\S)|\s+` on the run at `pos`: it backs off one character when the
+/// run is followed by a non-space, which leaves that character's space to
+/// prefix the next word; a single space before a non-space is `\s+`.
+size_t spaceMatchEnd(std::string_view text, const SpaceRun &run) {
+  if (run.end < text.size() && run.count >= 2)
+    return run.lastStart;
+  return run.end;
+}
+
 /// Length of the contraction ('s 't 're 've 'm 'll 'd) at `pos`, or 0.
 size_t contractionLength(std::string_view text, size_t pos) {
   if (text[pos] != '\'')
@@ -95,27 +128,72 @@ size_t matchEnd(std::string_view text, size_t pos) {
   CharClass cls = classify(first);
   if (cls != CharClass::Space)
     return scanRun(text, pos, cls);
-  // `\s+(?!\S)` backs off one character when the run is followed by a
-  // non-space, which leaves that character's space to prefix the next word;
-  // a single space before a non-space falls through to `\s+`.
-  size_t lastStart = pos, end = pos;
-  int count = 0;
-  while (end < text.size()) {
-    unicode::Utf8Unit unit = unicode::decodeUtf8(text, end);
-    if (classify(unit) != CharClass::Space)
-      break;
-    lastStart = end;
-    end += unit.length;
-    ++count;
+  return spaceMatchEnd(text, scanSpaces(text, pos));
+}
+
+/// The end of the match at `pos` of Llama 3's pre-tokenizer regex
+///   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+///   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+/// (Qwen2's has \p{N} for \p{N}{1,3}: `maxDigits` 1), alternatives tried in
+/// order and backtracking worked out by hand, as matchEnd does for GPT-2's.
+size_t matchEndLlama3(std::string_view text, size_t pos, int maxDigits) {
+  if (text[pos] == '\'') {
+    for (std::string_view suffix : {"s", "t", "re", "ve", "m", "ll", "d"}) {
+      bool same = pos + 1 + suffix.size() <= text.size();
+      for (size_t i = 0; same && i < suffix.size(); ++i)
+        same = std::tolower(static_cast<unsigned char>(text[pos + 1 + i])) == suffix[i];
+      if (same)
+        return pos + 1 + suffix.size();
+    }
   }
-  if (end < text.size() && count >= 2)
-    return lastStart;
-  return end;
+  auto isNewline = [&](size_t at) { return text[at] == '\r' || text[at] == '\n'; };
+  unicode::Utf8Unit first = unicode::decodeUtf8(text, pos);
+  CharClass cls = classify(first);
+  // `[^\r\n\p{L}\p{N}]?\p{L}+`: letters, after at most one character that
+  // is neither a newline, a letter nor a number.
+  if (cls == CharClass::Letter)
+    return scanRun(text, pos, CharClass::Letter);
+  const size_t second = pos + first.length;
+  if (cls != CharClass::Number && !isNewline(pos) && second < text.size() &&
+      classify(unicode::decodeUtf8(text, second)) == CharClass::Letter)
+    return scanRun(text, second, CharClass::Letter);
+  if (cls == CharClass::Number) {
+    size_t end = pos;
+    for (int digits = 0; digits < maxDigits && end < text.size(); ++digits) {
+      unicode::Utf8Unit unit = unicode::decodeUtf8(text, end);
+      if (classify(unit) != CharClass::Number)
+        break;
+      end += unit.length;
+    }
+    return end;
+  }
+  // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+  size_t other = text[pos] == ' ' && second < text.size() ? second : pos;
+  if (classify(unicode::decodeUtf8(text, other)) == CharClass::Other) {
+    size_t end = scanRun(text, other, CharClass::Other);
+    while (end < text.size() && isNewline(end))
+      ++end;
+    return end;
+  }
+  // A whitespace run: `\s*[\r\n]+` ends after its last newline; then
+  // `\s+(?!\S)` and `\s+` as in GPT-2's.
+  SpaceRun run = scanSpaces(text, pos);
+  if (run.afterNewline > pos)
+    return run.afterNewline;
+  return spaceMatchEnd(text, run);
 }
 
 class BpeTokenizer final : public Tokenizer {
 public:
   bool load(const std::string &encoderPath, const std::string &mergesPath, std::string *error);
+  /// The vocabulary (token -> id) and merges of a tokenizer.json; `where`
+  /// names the file in messages.
+  bool load(const nlohmann::json &vocab, const std::vector<detail::MergePair> &merges,
+            const std::string &where, std::string *error);
+  void setSplit(detail::ByteLevelSplit split, bool ignoreMerges) {
+    split_ = split;
+    ignoreMerges_ = ignoreMerges;
+  }
 
   std::string_view kind() const override { return "gpt2-bpe"; }
   std::vector<int32_t> encode(std::string_view text) const override;
@@ -128,7 +206,10 @@ public:
 
 private:
   bool loadEncoder(const std::string &path, std::string *error);
+  bool loadVocab(const nlohmann::json &json, const std::string &path, std::string *error);
   bool loadMerges(const std::string &path, std::string *error);
+  bool addMerge(const std::string &left, const std::string &right, int32_t rank,
+                const std::string &where, std::string *error);
   void encodePiece(std::string_view piece, std::vector<int32_t> &out) const;
   static uint64_t pairKey(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
@@ -143,6 +224,8 @@ private:
   std::vector<bool> present_;                    ///< id -> used by some entry
   std::array<int32_t, 256> byteIds_{};           ///< byte -> id of its symbol
   std::unordered_map<uint64_t, Merge> merges_;   ///< (left id, right id) -> merge
+  detail::ByteLevelSplit split_ = detail::ByteLevelSplit::Gpt2;
+  bool ignoreMerges_ = false;
 };
 
 bool BpeTokenizer::loadEncoder(const std::string &path, std::string *error) {
@@ -152,6 +235,11 @@ bool BpeTokenizer::loadEncoder(const std::string &path, std::string *error) {
   nlohmann::json json;
   if (!detail::parseJson(path, contents, &json, error))
     return false;
+  return loadVocab(json, path, error);
+}
+
+bool BpeTokenizer::loadVocab(const nlohmann::json &json, const std::string &path,
+                             std::string *error) {
   if (!json.is_object())
     return fail(error, path + ": expected a JSON object mapping tokens to ids");
   std::unordered_map<char32_t, unsigned char> unicodeToByte;
@@ -219,14 +307,32 @@ bool BpeTokenizer::loadMerges(const std::string &path, std::string *error) {
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
       return fail(error, where() + "expected two tokens separated by one space");
-    std::string left(line.substr(0, space)), right(line.substr(space + 1));
-    auto a = ids_.find(left), b = ids_.find(right), merged = ids_.find(left + right);
-    for (auto [it, token] : {std::pair{a, left}, {b, right}, {merged, left + right}})
-      if (it == ids_.end())
-        return fail(error, where() + "\"" + token + "\" is not in the vocabulary");
-    // A repeated pair keeps its later rank, as dict(zip(merges, ranks)) does.
-    merges_[pairKey(a->second, b->second)] = Merge{rank++, merged->second};
+    if (!addMerge(std::string(line.substr(0, space)), std::string(line.substr(space + 1)), rank++,
+                  where(), error))
+      return false;
   }
+  return true;
+}
+
+bool BpeTokenizer::addMerge(const std::string &left, const std::string &right, int32_t rank,
+                            const std::string &where, std::string *error) {
+  auto a = ids_.find(left), b = ids_.find(right), merged = ids_.find(left + right);
+  for (auto [it, token] : {std::pair{a, left}, {b, right}, {merged, left + right}})
+    if (it == ids_.end())
+      return fail(error, where + "\"" + token + "\" is not in the vocabulary");
+  // A repeated pair keeps its later rank, as dict(zip(merges, ranks)) does.
+  merges_[pairKey(a->second, b->second)] = Merge{rank, merged->second};
+  return true;
+}
+
+bool BpeTokenizer::load(const nlohmann::json &vocab, const std::vector<detail::MergePair> &merges,
+                        const std::string &where, std::string *error) {
+  if (!loadVocab(vocab, where + ": \"model\".\"vocab\"", error))
+    return false;
+  for (size_t rank = 0; rank < merges.size(); ++rank)
+    if (!addMerge(merges[rank].left, merges[rank].right, static_cast<int32_t>(rank),
+                  where + ": merge " + std::to_string(rank) + ": ", error))
+      return false;
   return true;
 }
 
@@ -236,6 +342,16 @@ bool BpeTokenizer::load(const std::string &encoderPath, const std::string &merge
 }
 
 void BpeTokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out) const {
+  if (ignoreMerges_) {
+    static const std::array<char32_t, 256> table = byteToUnicode();
+    std::string spelling;
+    for (char c : piece)
+      unicode::appendUtf8(table[static_cast<unsigned char>(c)], spelling);
+    if (auto it = ids_.find(spelling); it != ids_.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
   std::vector<int32_t> word;
   word.reserve(piece.size());
   for (char c : piece)
@@ -270,7 +386,13 @@ void BpeTokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out
 
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {
   std::vector<int32_t> ids;
-  for (std::string_view piece : splitGpt2Pretokens(text))
+  if (split_ == detail::ByteLevelSplit::Gpt2) {
+    for (std::string_view piece : splitGpt2Pretokens(text))
+      encodePiece(piece, ids);
+    return ids;
+  }
+  for (std::string_view piece :
+       splitLlama3Pretokens(text, split_ == detail::ByteLevelSplit::Llama3 ? 3 : 1))
     encodePiece(piece, ids);
   return ids;
 }
@@ -294,6 +416,31 @@ std::vector<std::string_view> splitGpt2Pretokens(std::string_view text) {
   std::vector<std::string_view> pieces;
   for (size_t pos = 0; pos < text.size();) {
     size_t end = matchEnd(text, pos);
+    pieces.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return pieces;
+}
+
+namespace detail {
+
+std::unique_ptr<Tokenizer> openByteLevelBpe(const nlohmann::json &vocab,
+                                            const std::vector<MergePair> &merges,
+                                            ByteLevelSplit split, bool ignoreMerges,
+                                            const std::string &where, std::string *error) {
+  auto tokenizer = std::make_unique<BpeTokenizer>();
+  if (!tokenizer->load(vocab, merges, where, error))
+    return nullptr;
+  tokenizer->setSplit(split, ignoreMerges);
+  return tokenizer;
+}
+
+} // namespace detail
+
+std::vector<std::string_view> splitLlama3Pretokens(std::string_view text, int maxDigits) {
+  std::vector<std::string_view> pieces;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = matchEndLlama3(text, pos, maxDigits);
     pieces.push_back(text.substr(pos, end - pos));
     pos = end;
   }

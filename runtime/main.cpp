@@ -182,7 +182,7 @@ int runMain(int argc, char **argv) {
   }
   std::vector<int32_t> tokens;
   if (!options.prompt.empty()) {
-    tokens = tokenizer->encode(options.prompt);
+    tokens = tokenizer->addSpecialTokens(tokenizer->encode(options.prompt));
     if (tokens.empty())
       return usageError("--prompt: the text encodes to no tokens");
     if (static_cast<int64_t>(tokens.size()) > desc->max_seq)

@@ -3,6 +3,7 @@
 #include "runtime/model.h"
 
 #include "runtime/half.h"
+#include "runtime/hf_checkpoint.h"
 
 #include <cerrno>
 #include <cstring>
@@ -33,6 +34,14 @@ bool checkReadable(const std::string &path, std::string *error) {
   if (!regular)
     *error = path + ": not a regular file";
   return regular;
+}
+
+bool pathExists(const std::string &path, std::string *error) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0)
+    return true;
+  *error = path + ": cannot open: " + std::strerror(errno);
+  return false;
 }
 
 /// The whole pages inside [data, data + bytes): the ones no other tensor shares.
@@ -81,12 +90,18 @@ std::unique_ptr<Model> Model::open(const tmr_model_desc *desc, const std::string
   };
   if (!checkCompiledModel(desc, error))
     return fail(TMR_ERROR_ABI);
-  if (!checkReadable(path, error))
+  const bool checkpoint = desc->weight_scheme && *desc->weight_scheme;
+  // A Hugging Face checkpoint may be a folder; its files are checked as
+  // openWeights finds them.
+  if (!checkpoint && !checkReadable(path, error))
+    return fail(TMR_ERROR_IO);
+  if (checkpoint && !pathExists(path, error))
     return fail(TMR_ERROR_IO);
   std::unique_ptr<Model> model(new Model(desc));
   // Guarded: runs read weights in place long after this, and a truncation
   // of the file then must fail the run, not kill the process.
-  model->file_ = SafetensorsFile::open(path, error, /*guardTruncation=*/true);
+  model->file_ = openWeights(path, desc->weight_scheme, desc->tensors, desc->num_tensors, error,
+                             /*guardTruncation=*/true);
   if (!model->file_)
     return fail(TMR_ERROR_BAD_WEIGHTS);
   if (!checkTensors(*model->file_, path, desc->tensors, desc->num_tensors, error))
@@ -188,9 +203,12 @@ void Model::dropRaw(int32_t index, bool stillRead) {
   dropped_[index] = true;
   if (!widened_[index].empty()) {
     AlignedVector<float>().swap(widened_[index]);
+  } else if (file_->isMapped(tensor->data)) {
+    dropPages(tensor->data, tensor->bytes);
   } else {
-    if (file_->isMapped(tensor->data))
-      dropPages(tensor->data, tensor->bytes);
+    // A copy (a misaligned tensor's, or one converted from a Hugging Face
+    // layout, hf_checkpoint.h): freed, as a widened one is.
+    file_->releaseCopy(tensor->data, tensor->bytes);
   }
   // Runs never read it (only its packed copy); null makes a mistake loud.
   pointers_[index] = nullptr;

@@ -34,10 +34,16 @@ using Json = nlohmann::ordered_json;
 /// The reference implementation's limit; a larger header is a corrupt file.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-/// Safetensors dtypes that exist but that no model of ours consumes.
-constexpr const char *kOtherDtypes[] = {"F64",     "I64",     "I32",     "I16",     "U64",
-                                        "U32",     "U16",     "BOOL",    "F8_E4M3", "F8_E5M2",
-                                        "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"};
+/// Safetensors dtypes that exist but that no model of ours consumes, with
+/// their bits per element.
+struct OtherDtype {
+  const char *name;
+  uint64_t bits;
+};
+constexpr OtherDtype kOtherDtypes[] = {
+    {"F64", 64},    {"I64", 64},    {"I32", 32},    {"I16", 16},    {"U64", 64},
+    {"U32", 32},    {"U16", 16},    {"BOOL", 8},    {"F8_E4M3", 8}, {"F8_E5M2", 8},
+    {"F8_E8M0", 8}, {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"F4", 4}};
 
 bool parseDtype(const std::string &text, tmr_dtype *dtype) {
   for (tmr_dtype d : {TMR_F32, TMR_F16, TMR_BF16, TMR_I8, TMR_U8})
@@ -117,13 +123,54 @@ SafetensorsFile::~SafetensorsFile() {
     ::munmap(map_, mapSize_);
 }
 
-bool SafetensorsFile::lost() const { return guard_ && guard_->lost(); }
+bool SafetensorsFile::lost() const {
+  return (guard_ && guard_->lost()) ||
+         std::any_of(sources_.begin(), sources_.end(), [](const auto &s) { return s->lost(); });
+}
 
-std::string SafetensorsFile::lostMessage() const { return guard_ ? guard_->lostMessage() : ""; }
+std::string SafetensorsFile::lostMessage() const {
+  if (guard_ && guard_->lost())
+    return guard_->lostMessage();
+  for (const auto &source : sources_)
+    if (source->lost())
+      return source->lostMessage();
+  return "";
+}
 
-std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
-                                                       std::string *error,
-                                                       bool guardTruncation) {
+bool SafetensorsFile::isMapped(const void *data) const {
+  auto *p = static_cast<const unsigned char *>(data);
+  auto *base = static_cast<const unsigned char *>(map_);
+  return (map_ && p >= base && p < base + mapSize_) ||
+         std::any_of(sources_.begin(), sources_.end(),
+                     [&](const auto &s) { return s->isMapped(data); });
+}
+
+bool SafetensorsFile::releaseCopy(const void *data, size_t bytes) {
+  for (AlignedVector<unsigned char> &copy : copies_)
+    if (copy.data() == data && copy.size() == bytes && bytes > 0) {
+      AlignedVector<unsigned char>().swap(copy);
+      return true;
+    }
+  return std::any_of(sources_.begin(), sources_.end(),
+                     [&](const auto &s) { return s->releaseCopy(data, bytes); });
+}
+
+std::unique_ptr<SafetensorsFile> SafetensorsFile::assemble(
+    std::string displayName, std::vector<std::unique_ptr<SafetensorsFile>> sources,
+    std::vector<TensorView> views, std::vector<AlignedVector<unsigned char>> storage) {
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = std::move(displayName);
+  file->sources_ = std::move(sources);
+  file->copies_ = std::move(storage);
+  for (TensorView &view : views) {
+    file->byName_.emplace(view.name, file->tensors_.size());
+    file->tensors_.push_back(std::move(view));
+  }
+  return file;
+}
+
+std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path, std::string *error,
+                                                       bool guardTruncation, bool keepOtherDtypes) {
   const SafetensorsFile *opened = nullptr;
   auto fail = [&](const std::string &message) {
     // Read while the file shrank: the bytes were zeros, not the file's.
@@ -217,6 +264,7 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
   const uint64_t dataSize = fileSize - 8 - headerSize;
   const unsigned char *data = bytes + 8 + headerSize;
   std::vector<std::pair<uint64_t, uint64_t>> ranges; // [begin, end) per tensor
+  std::vector<std::string> rangeNames;               // whose range each is
   for (const auto &[name, entry] : header.items()) {
     if (name == "__metadata__")
       continue;
@@ -233,13 +281,16 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     std::string dtypeText = dtypeJson.get<std::string>();
     TensorView view;
     view.name = name;
+    const OtherDtype *other = nullptr;
     if (!parseDtype(dtypeText, &view.dtype)) {
-      bool known = std::any_of(std::begin(kOtherDtypes), std::end(kOtherDtypes),
-                               [&](const char *d) { return dtypeText == d; });
-      if (known)
+      auto known = std::find_if(std::begin(kOtherDtypes), std::end(kOtherDtypes),
+                                [&](const OtherDtype &d) { return dtypeText == d.name; });
+      if (known == std::end(kOtherDtypes))
+        return fail(what + " has unknown dtype " + inQuotes(dtypeText));
+      if (!keepOtherDtypes)
         return fail(what + " has unsupported dtype " + dtypeText +
                     " (supported: F32, F16, BF16, I8, U8)");
-      return fail(what + " has unknown dtype " + inQuotes(dtypeText));
+      other = known;
     }
 
     const Json &shapeJson = entry["shape"];
@@ -262,7 +313,13 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       overflow |= __builtin_mul_overflow(elements, d, &elements);
     }
     uint64_t expectedBytes = 0;
-    overflow |= __builtin_mul_overflow(elements, dtypeSize(view.dtype), &expectedBytes);
+    if (other) {
+      uint64_t bits = 0;
+      overflow |= __builtin_mul_overflow(elements, other->bits, &bits);
+      expectedBytes = (bits + 7) / 8;
+    } else {
+      overflow |= __builtin_mul_overflow(elements, dtypeSize(view.dtype), &expectedBytes);
+    }
     if (overflow)
       return fail(what + " has shape " + formatShape(view.shape) +
                   " whose byte size overflows 64 bits");
@@ -281,8 +338,15 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
                   std::to_string(dataSize) + " bytes)");
     if (end - begin != expectedBytes)
       return fail(what + " has " + std::to_string(end - begin) + " bytes (" + range + ") but " +
-                  dtypeName(view.dtype) + " " + formatShape(view.shape) + " needs " +
-                  std::to_string(expectedBytes));
+                  (other ? other->name : dtypeName(view.dtype)) + " " + formatShape(view.shape) +
+                  " needs " + std::to_string(expectedBytes));
+    ranges.push_back({begin, end});
+    if (other) {
+      file->others_.push_back({name, other->name, view.shape});
+      rangeNames.push_back(name);
+      continue;
+    }
+    rangeNames.push_back(name);
 
     view.bytes = static_cast<size_t>(expectedBytes);
     const unsigned char *p = data + begin;
@@ -296,7 +360,6 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     view.data = p;
     file->byName_.emplace(view.name, file->tensors_.size());
     file->tensors_.push_back(std::move(view));
-    ranges.push_back({begin, end});
   }
 
   // Overlapping tensors would alias each other's weights.
@@ -310,7 +373,7 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       continue; // an empty tensor occupies no bytes
     if (previous != SIZE_MAX && ranges[i].first < ranges[previous].second) {
       auto describe = [&](size_t k) {
-        return inQuotes(file->tensors_[k].name) + " [" + std::to_string(ranges[k].first) + ", " +
+        return inQuotes(rangeNames[k]) + " [" + std::to_string(ranges[k].first) + ", " +
                std::to_string(ranges[k].second) + ")";
       };
       return fail("tensors " + describe(previous) + " and " + describe(i) + " overlap");

@@ -42,6 +42,16 @@ struct TensorView {
   size_t bytes = 0;
 };
 
+/// A tensor of a dtype that no kernel of ours reads (I64, BOOL, F64, ...),
+/// which SafetensorsFile::open keeps aside when asked to: Hugging Face
+/// checkpoints carry such buffers (BERT's `position_ids`), and a loader that
+/// skips them must still see them to name the ones it cannot skip.
+struct OtherTensor {
+  std::string name;
+  std::string dtype; ///< the file's spelling, e.g. "I64"
+  std::vector<int64_t> shape;
+};
+
 /// A validated, memory-mapped safetensors file.
 class SafetensorsFile {
 public:
@@ -51,8 +61,17 @@ public:
   /// file lost to a later truncation returns zeros instead of raising SIGBUS
   /// (mapping_guard.h), and whoever reads must check lost() afterwards;
   /// without it, such a read ends the process.
+  /// With `keepOtherDtypes`, a tensor of a known dtype that no kernel reads
+  /// is listed in otherTensors() instead of failing the open.
   static std::unique_ptr<SafetensorsFile> open(const std::string &path, std::string *error,
-                                               bool guardTruncation = false);
+                                               bool guardTruncation = false,
+                                               bool keepOtherDtypes = false);
+  /// A file of other files' tensors under new names: a Hugging Face
+  /// checkpoint read under tmc's canonical names (hf_checkpoint.h). `views`
+  /// point into the `sources`' data or into `storage`, which it keeps.
+  static std::unique_ptr<SafetensorsFile>
+  assemble(std::string displayName, std::vector<std::unique_ptr<SafetensorsFile>> sources,
+           std::vector<TensorView> views, std::vector<AlignedVector<unsigned char>> storage);
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile &) = delete;
   SafetensorsFile &operator=(const SafetensorsFile &) = delete;
@@ -61,6 +80,8 @@ public:
   const TensorView *find(std::string_view name) const;
   /// All tensors, in the order of the file's header.
   const std::vector<TensorView> &tensors() const { return tensors_; }
+  /// The tensors of dtypes no kernel reads, when opened with keepOtherDtypes.
+  const std::vector<OtherTensor> &otherTensors() const { return others_; }
   const std::string &path() const { return path_; }
   /// Whether the file shrank under the mapping since it was opened, so that
   /// reads from it returned zeros (mapping_guard.h); the message says so.
@@ -68,11 +89,11 @@ public:
   std::string lostMessage() const;
   /// Whether `data` lies in the file's mapping (not in an aligned copy), so
   /// that its pages may be dropped (madvise) and read back from the file.
-  bool isMapped(const void *data) const {
-    auto *p = static_cast<const unsigned char *>(data);
-    auto *base = static_cast<const unsigned char *>(map_);
-    return map_ && p >= base && p < base + mapSize_;
-  }
+  bool isMapped(const void *data) const;
+  /// Frees the private copy that holds exactly the tensor at [data, data +
+  /// bytes) (a misaligned tensor's, or a converted one of an assembled file),
+  /// once nothing reads it; false if no copy is exactly that tensor.
+  bool releaseCopy(const void *data, size_t bytes);
 
 private:
   SafetensorsFile() = default;
@@ -81,6 +102,9 @@ private:
   void *map_ = nullptr;
   size_t mapSize_ = 0;
   std::vector<TensorView> tensors_;
+  std::vector<OtherTensor> others_;
+  /// An assembled file's shards, whose mappings its views read.
+  std::vector<std::unique_ptr<SafetensorsFile>> sources_;
   std::map<std::string, size_t, std::less<>> byName_;
   /// Aligned copies of tensors whose bytes are misaligned in the file.
   std::vector<AlignedVector<unsigned char>> copies_;

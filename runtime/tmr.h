@@ -105,7 +105,11 @@ tmr_model_params tmr_model_default_params(void);
  * with its shape and dtype (`tmc manifest MODEL.tm` lists them) and nothing
  * else, or, for weights the model multiplies in bf16, int8 or q4, as `tmc
  * quantize` stores them (`tmc manifest --quantized`); f16 and bf16 weights are
- * widened to f32; linear weights are packed for the GEMMs. `params` may be NULL (defaults). On
+ * widened to f32; linear weights are packed for the GEMMs. A model compiled with
+ * `weights = huggingface(FAMILY)` reads a Hugging Face checkpoint: `weights_path`
+ * is then its folder (model.safetensors, or shards listed by
+ * model.safetensors.index.json), converted at load (docs/spec-language.md,
+ * "Hugging Face checkpoints"). `params` may be NULL (defaults). On
  * success *model owns the mapping until tmr_model_close. Errors: TMR_ERROR_IO,
  * TMR_ERROR_BAD_WEIGHTS (the message names every wrong tensor), TMR_ERROR_ABI,
  * TMR_ERROR_OUT_OF_MEMORY. */

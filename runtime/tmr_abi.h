@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 7
+#define TMR_ABI_VERSION 8
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -114,6 +114,10 @@ typedef struct tmr_model_desc {
   int32_t layers;             /* layers of all stacks together */
   int64_t arena_floats;       /* scratch the largest run needs (max_seq tokens): run_args.arena */
   int64_t prepared_floats;    /* size of what prepare() returns (packed weights) */
+  const char *weight_scheme;  /* NULL or "": the weights carry tmc's canonical names; else a
+                                 Hugging Face family ("gpt2", "bert", "llama"): the weights are
+                                 a checkpoint as save_pretrained writes it (a folder, sharded
+                                 or not), read under canonical names at load */
 } tmr_model_desc;
 
 /* The rows of a run's output: the model's fixed count, or one per token, or

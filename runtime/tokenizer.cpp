@@ -19,10 +19,13 @@ namespace tmr {
 namespace detail {
 
 bool readWholeFile(const std::string &path, std::string *contents, std::string *error) {
-  // A directory opens as an empty stream: it would read as an empty file.
+  // A directory opens as an empty stream: it would read as an empty file;
+  // a FIFO would block the open until a writer came.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return fail(error, path + " is a directory, not a file");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    return fail(error, path + " is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail(error, "cannot open " + path + ": " + std::strerror(errno));
@@ -132,6 +135,10 @@ std::unique_ptr<Tokenizer> Tokenizer::open(const std::string &dir, std::string *
   }
   auto file = [&](const char *name) { return (fs::path(dir) / name).string(); };
   auto has = [&](const char *name) { return fs::exists(file(name), ec); };
+  // A Hugging Face folder's fast tokenizer: the one its model was used with
+  // when the folder also keeps a slow tokenizer's files.
+  if (has("tokenizer.json"))
+    return detail::openTokenizerJson(file("tokenizer.json"), error);
   if (has("encoder.json") || has("vocab.bpe")) {
     for (const char *name : {"encoder.json", "vocab.bpe"})
       if (!has(name)) {
@@ -151,7 +158,8 @@ std::unique_ptr<Tokenizer> Tokenizer::open(const std::string &dir, std::string *
     return openWordPieceTokenizer(file("vocab.txt"), options, error);
   }
   fail(error, "tokenizer directory " + dir +
-                  " has neither encoder.json + vocab.bpe (GPT-2 BPE) nor vocab.txt (WordPiece)");
+                  " has no tokenizer.json (Hugging Face), encoder.json + vocab.bpe (GPT-2 BPE) "
+                  "or vocab.txt (WordPiece)");
   return nullptr;
 }
 

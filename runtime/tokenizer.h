@@ -1,9 +1,12 @@
 //===- tokenizer.h - Text <-> token ids for --prompt and printing -*- C++ -*-===//
 //
-// Two tokenizers cover the seed models: GPT-2's byte-level BPE (decoders) and
-// BERT's WordPiece (encoders). Both load the files their reference
-// implementations ship, so a model's own tokenizer directory works unchanged:
+// Three tokenizers cover the supported models: GPT-2's byte-level BPE,
+// BERT's WordPiece and SentencePiece-style BPE (Llama 2, Mistral). Each loads
+// the files its reference implementation ships, so a model's own tokenizer
+// directory works unchanged:
 //
+//   tokenizer.json  Hugging Face's `tokenizers` format (hf_tokenizer.cpp):
+//               any of the three, with its added tokens; preferred when present
 //   GPT-2 BPE   encoder.json (token -> id) + vocab.bpe (merges, by rank)
 //   WordPiece   vocab.txt (one token a line, id = line number) and, optional,
 //               tokenizer_config.json (do_lower_case, strip_accents,
@@ -32,21 +35,35 @@ class Tokenizer {
 public:
   virtual ~Tokenizer() = default;
 
-  /// Loads the tokenizer in `dir`: GPT-2 BPE when it holds encoder.json and
-  /// vocab.bpe, WordPiece when it holds vocab.txt. Null + *error (naming the
+  /// Loads the tokenizer in `dir`: its tokenizer.json when it has one, else
+  /// GPT-2 BPE when it holds encoder.json and vocab.bpe, WordPiece when it
+  /// holds vocab.txt. Null + *error (naming the
   /// file, and the line or entry when the file is malformed) otherwise.
   static std::unique_ptr<Tokenizer> open(const std::string &dir, std::string *error);
   /// Every file open() may read in its directory (an output must not be one).
-  static constexpr const char *kFileNames[] = {"encoder.json", "vocab.bpe", "vocab.txt",
-                                               "tokenizer_config.json"};
+  static constexpr const char *kFileNames[] = {"tokenizer.json", "encoder.json", "vocab.bpe",
+                                               "vocab.txt", "tokenizer_config.json"};
 
-  /// "gpt2-bpe" or "wordpiece".
+  /// "gpt2-bpe", "wordpiece" or "sentencepiece-bpe".
   virtual std::string_view kind() const = 0;
 
   /// Token ids for `text` (UTF-8). Never fails: BPE encodes any byte string
   /// (malformed UTF-8 included) losslessly; WordPiece maps what its vocabulary
   /// cannot spell to the unknown token.
   virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+
+  /// `ids` (one text's encode()) as the model reads them: with the special
+  /// tokens a tokenizer.json's post-processor puts around them ([CLS] ...
+  /// [SEP] for BERT, <s> ... for Llama 2); the other tokenizers add none.
+  virtual std::vector<int32_t> addSpecialTokens(std::vector<int32_t> ids) const { return ids; }
+
+  /// encode() of a part of a longer text, cut where a tokenizer.json's added
+  /// tokens were matched; `atStart`: the part begins the text, which
+  /// SentencePiece's Metaspace (prepend_scheme "first") asks.
+  virtual std::vector<int32_t> encodePart(std::string_view text, bool atStart) const {
+    (void)atStart;
+    return encode(text);
+  }
 
   /// The text of `ids` into *text. False + *error (naming the id) when an id
   /// is outside [0, vocabSize()), e.g. a model whose vocabulary was padded
@@ -91,5 +108,12 @@ std::unique_ptr<Tokenizer> openWordPieceTokenizer(const std::string &vocabTxtPat
 /// not part of well-formed UTF-8 counts as one character of the
 /// [^\s\p{L}\p{N}] class. Exposed for tests.
 std::vector<std::string_view> splitGpt2Pretokens(std::string_view text);
+
+/// Llama 3's pre-tokenizer (its tokenizer.json's Split regex):
+///   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+///    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+/// with numbers in runs of at most `maxDigits` (Qwen2's regex: 1), classes as
+/// splitGpt2Pretokens has them. Exposed for tests.
+std::vector<std::string_view> splitLlama3Pretokens(std::string_view text, int maxDigits = 3);
 
 } // namespace tmr

@@ -84,19 +84,15 @@ void replaceAll(std::string &text, std::string_view from, std::string_view to) {
     text.replace(pos, from.size(), to);
 }
 
-class WordPieceTokenizer final : public Tokenizer {
+class WordPieceTokenizer final : public detail::TokenVocabulary {
 public:
   explicit WordPieceTokenizer(WordPieceOptions options) : options_(std::move(options)) {}
   bool load(const std::string &path, std::string *error);
+  bool load(std::vector<std::string> tokens, const std::string &where, std::string *error);
 
   std::string_view kind() const override { return "wordpiece"; }
   std::vector<int32_t> encode(std::string_view text) const override;
   bool decode(std::span<const int32_t> ids, std::string *text, std::string *error) const override;
-  int64_t vocabSize() const override { return static_cast<int64_t>(tokens_.size()); }
-  std::optional<int32_t> tokenId(std::string_view token) const override {
-    auto it = ids_.find(std::string(token));
-    return it == ids_.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
 
 private:
   std::vector<std::u32string> basicTokenize(std::string_view text) const;
@@ -104,8 +100,6 @@ private:
   void wordPiece(const std::u32string &word, std::vector<int32_t> &out) const;
 
   WordPieceOptions options_;
-  std::vector<std::string> tokens_;              ///< id -> token
-  std::unordered_map<std::string, int32_t> ids_; ///< token -> id (last line wins)
   std::vector<std::string> specials_;            ///< kept whole when found in text
   int32_t unknownId_ = 0;
 };
@@ -114,6 +108,7 @@ bool WordPieceTokenizer::load(const std::string &path, std::string *error) {
   std::string contents;
   if (!detail::readWholeFile(path, &contents, error))
     return false;
+  std::vector<std::string> tokens;
   for (size_t start = 0; start < contents.size();) {
     size_t newline = contents.find('\n', start);
     size_t end = newline == std::string::npos ? contents.size() : newline;
@@ -121,10 +116,18 @@ bool WordPieceTokenizer::load(const std::string &path, std::string *error) {
     start = end + 1;
     if (!token.empty() && token.back() == '\r')
       token.pop_back();
+    tokens.push_back(std::move(token));
+    if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      return fail(error, path + ": more than 2^31 - 1 tokens");
+  }
+  return load(std::move(tokens), path, error);
+}
+
+bool WordPieceTokenizer::load(std::vector<std::string> tokens, const std::string &path,
+                              std::string *error) {
+  for (std::string &token : tokens) {
     ids_[token] = static_cast<int32_t>(tokens_.size());
     tokens_.push_back(std::move(token));
-    if (tokens_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-      return fail(error, path + ": more than 2^31 - 1 tokens");
   }
   if (tokens_.empty())
     return fail(error, path + ": the vocabulary is empty");
@@ -288,6 +291,19 @@ bool WordPieceTokenizer::decode(std::span<const int32_t> ids, std::string *text,
 }
 
 } // namespace
+
+namespace detail {
+
+std::unique_ptr<Tokenizer> openWordPiece(std::vector<std::string> tokens,
+                                         const WordPieceOptions &options, const std::string &where,
+                                         std::string *error) {
+  auto tokenizer = std::make_unique<WordPieceTokenizer>(options);
+  if (!tokenizer->load(std::move(tokens), where, error))
+    return nullptr;
+  return tokenizer;
+}
+
+} // namespace detail
 
 std::unique_ptr<Tokenizer> openWordPieceTokenizer(const std::string &vocabTxtPath,
                                                   const WordPieceOptions &options,

@@ -82,6 +82,8 @@ Expr applyActivation(const Expr &x, const std::string &kind) {
   }
   if (kind == "silu")
     return x / (1.0f + exp(-x));
+  if (kind == "tanh") // as gelu_tanh: a vector exp, not libm's scalar tanhf
+    return 1.0f - 2.0f / (1.0f + exp(2.0f * x));
   return x;
 }
 

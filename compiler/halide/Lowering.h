@@ -40,7 +40,7 @@ Halide::Expr keyValueElement(const Halide::Expr &stored, const KernelDesc &kerne
 void constrainOutput(Halide::Func &output, const BufferShape &shape);
 /// Estimates of a buffer whose extents are all known: [0, extent) each.
 Halide::Region estimatesOf(const BufferShape &shape);
-/// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu".
+/// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu", "tanh".
 Halide::Expr applyActivation(const Halide::Expr &x, const std::string &kind);
 /// Sinusoidal encoding of feature `c` at position `t` for width `d`, in double
 /// (on CPUs without a libm call: Trigonometry.h).

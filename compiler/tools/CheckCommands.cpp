@@ -57,7 +57,8 @@ std::string outputText(const ModelSpec &spec) {
            ", bias = " + (spec.headBias ? "true" : "false") + ")";
   case OutputKind::Classifier:
     return "classifier(classes = " + std::to_string(spec.classes) +
-           ", pool = " + (spec.pool == Pooling::First ? "first" : "mean") + ")";
+           ", pool = " + (spec.pool == Pooling::First ? "first" : "mean") +
+           (spec.pooler ? ", pooler = true" : "") + ")";
   }
   return "hidden";
 }
@@ -198,7 +199,8 @@ json modelConfig(const ModelSpec &spec) {
   case OutputKind::Classifier:
     output = {{"kind", "classifier"},
               {"classes", spec.classes},
-              {"pool", spec.pool == Pooling::First ? "first" : "mean"}};
+              {"pool", spec.pool == Pooling::First ? "first" : "mean"},
+              {"pooler", spec.pooler}};
     break;
   }
   return {{"name", spec.name},
@@ -430,9 +432,12 @@ int checkCommand(int argc, char **argv) {
   os << "  FLOPs/token     prefill " << humanCount(flops.prefill) << ", decode "
      << (flops.decode ? humanCount(*flops.decode) : std::string("n/a (no decoder)"))
      << (flops.exact ? "" : " (attention terms estimated)") << "\n";
-  os << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq "
-     << spec.maxSeq << ", position " << toString(spec.position) << ", output "
-     << outputText(spec) << ", dtype " << dtypeName(spec.dtype) << "\n";
+  os << "  d_model " << spec.dModel << ", vocab " << spec.vocab << ", max_seq " << spec.maxSeq
+     << ", position " << toString(spec.position) << ", output " << outputText(spec) << ", dtype "
+     << dtypeName(spec.dtype)
+     << (spec.weightScheme.empty() ? std::string()
+                                   : ", weights huggingface(" + spec.weightScheme + ")")
+     << "\n";
   LinearPrecisions linears(spec);
   os << "  precision       " << linears.word() << " (" << precisionBreakdown(*sizes, linears)
      << ")\n";

@@ -60,6 +60,7 @@ struct PrecisionOption {
 };
 
 int checkCommand(int argc, char **argv);
+int importCommand(int argc, char **argv);
 int manifestCommand(int argc, char **argv);
 int quantizeCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);

@@ -186,6 +186,7 @@ int compileCommand(int argc, char **argv) {
 }
 
 const Command kCommands[] = {
+    {"import", "write the spec of a Hugging Face model folder (config.json)", importCommand},
     {"check", "parse and verify a spec; print its size", checkCommand},
     {"manifest", "list the weight tensors a spec expects", manifestCommand},
     {"init-weights", "write deterministic random weights (safetensors)", initWeightsCommand},

@@ -45,7 +45,10 @@ LogicalResult expectOneOf(Operation *op, StringRef attrName, StringRef value,
   return diag;
 }
 
-const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
+/// A linear layer's epilogue: tanh serves BERT's pooler only, so the
+/// standalone activations (of feed-forward layers) do not take it.
+const StringRef kLinearActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu", "tanh"};
+const StringRef kActivations[] = {"relu", "gelu", "gelu_tanh", "silu"};
 
 /// heads, kv_heads and head_dim: 1..kMaxExtent each, and heads x head_dim
 /// (the width the op reads) no more than kMaxExtent either, so that neither
@@ -202,7 +205,7 @@ LogicalResult LinearOp::verify() {
   if (failed(expectDim(*this, getInput(), 1, in, "input")) ||
       failed(expectDim(*this, getResult(), 1, out, "result")) ||
       failed(expectDim(*this, getResult(), 0, dim(getInput(), 0), "result")) ||
-      failed(expectOneOf(*this, "activation", getActivation(), kActivations)) ||
+      failed(expectOneOf(*this, "activation", getActivation(), kLinearActivations)) ||
       failed(
           expectOneOf(*this, "precision", getEffectivePrecision(), {"f32", "bf16", "int8", "q4"})))
     return failure();
@@ -243,10 +246,7 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
-LogicalResult ActivationOp::verify() {
-  return expectOneOf(*this, "kind", getKind(),
-                     ArrayRef<StringRef>(kActivations).drop_front());
-}
+LogicalResult ActivationOp::verify() { return expectOneOf(*this, "kind", getKind(), kActivations); }
 
 namespace {
 LogicalResult verifyNormParams(Operation *op, Value input, Value weight, Value bias,
@@ -290,8 +290,7 @@ LogicalResult RopeOp::verify() {
 }
 
 LogicalResult GatedActivationOp::verify() {
-  return expectOneOf(*this, "kind", getKind(),
-                     ArrayRef<StringRef>(kActivations).drop_front());
+  return expectOneOf(*this, "kind", getKind(), kActivations);
 }
 
 LogicalResult SeqProjectOp::verify() {

@@ -220,7 +220,8 @@ def TM_AddOp : TM_Op<"add", [TM_InfersShape, Pure, Commutative, SameOperandsAndR
 def TM_ActivationOp : TM_Op<"activation", [TM_InfersShape, Pure, SameOperandsAndResultType]> {
   let summary = "Elementwise activation function";
   let description = [{
-    `kind` is one of "relu", "gelu" (erf form), "gelu_tanh", "silu".
+    `kind` is one of "relu", "gelu" (erf form), "gelu_tanh", "silu", "tanh"
+    (BERT's pooler).
 
     ```mlir
     %y = tm.activation %x {kind = "relu"} : tensor<?x128xf32>

@@ -113,11 +113,13 @@ LogicalResult KernelOp::verify() {
     if (failed(tmc::tm::verifyMask([&] { return emitOpError(); }, *mask)))
       return failure();
 
-  static const StringRef kActivations[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
+  // tanh: a linear's epilogue only (BERT's pooler), as in tm.linear.
+  static const StringRef kLinearActivations[] = {"none",      "relu", "gelu",
+                                                 "gelu_tanh", "silu", "tanh"};
+  static const StringRef kActivations[] = {"relu", "gelu", "gelu_tanh", "silu"};
   if (failed(expectOneOf(*this, "activation", getActivation(),
-                         getKind() == KernelKind::linear
-                             ? ArrayRef<StringRef>(kActivations)
-                             : ArrayRef<StringRef>(kActivations).drop_front())) ||
+                         getKind() == KernelKind::linear ? ArrayRef<StringRef>(kLinearActivations)
+                                                         : ArrayRef<StringRef>(kActivations))) ||
       failed(expectOneOf(*this, "precision", getPrecision(), {"f32", "bf16", "int8", "q4"})) ||
       failed(expectOneOf(*this, "kv_precision", getKvPrecision(), {"f16", "bf16"})))
     return failure();

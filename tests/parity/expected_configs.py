@@ -24,7 +24,7 @@
 #   model:  position sinusoidal, embed_scale false, embed_norm none,
 #           segments 0, share_embeddings true, output hidden, dtype f32,
 #           precision f32, kv_cache f32; lm_head: tied true, bias false;
-#           classifier: pool first.
+#           classifier: pool first, pooler false.
 #   stack:  kv_heads = heads, head_dim = d_model / heads, d_ff = 4 * d_model,
 #           ffn relu, norm post(layernorm(eps = 1e-5)), final_norm none for a
 #           post-norm stack, bias true, attention full, mask none in an
@@ -117,8 +117,8 @@ def lm_head(tied, bias):
     return {"kind": "lm_head", "tied": tied, "bias": bias}
 
 
-def classifier(classes, pool):
-    return {"kind": "classifier", "classes": classes, "pool": pool}
+def classifier(classes, pool, pooler=False):
+    return {"kind": "classifier", "classes": classes, "pool": pool, "pooler": pooler}
 
 
 def position(kind, theta=None):
@@ -206,7 +206,8 @@ EXPECTED = {
     "bert-base-scaled": model(
         name="bert_base_scaled", vocab=97, d_model=64, max_seq=40, position=position("learned"),
         embed_scale=False, embed_norm=layernorm(1e-12), segments=2, share_embeddings=True,
-        output=classifier(classes=3, pool="first"), dtype="f32", precision="f32", kv_cache="f32",
+        output=classifier(classes=3, pool="first", pooler=True), dtype="f32", precision="f32",
+        kv_cache="f32",
         encoder=stack(layers=2, final_norm=None, cross_attention=False,
                       every=layer(heads=4, kv_heads=4, head_dim=16, d_ff=128, ffn="gelu",
                                   bias=True, norm=post(layernorm(1e-12)), attention=FULL,

@@ -68,7 +68,7 @@ GENERATED = {
         "bert_base_scaled",
         small(max_seq=40) + [("position", "learned"), ("segments", 2),
                              ("embed_norm", "layernorm(eps = 1e-12)"),
-                             ("output", "classifier(classes = 3, pool = first)")],
+                             ("output", "classifier(classes = 3, pool = first, pooler = true)")],
         encoder=[("layers", 2), ("heads", 4), ("d_ff", 128), ("ffn", "gelu"),
                  ("norm", "post(layernorm(eps = 1e-12))"), ("mask", "padding")],
         comment="examples/bert-base.tm scaled down: same keys, smaller sizes"),
@@ -316,7 +316,7 @@ REQUIRED = {
     "segments": {"0", ">0"},
     "share_embeddings (encoder-decoder)": {True, False},
     "output": {"hidden", "lm_head(tied)", "lm_head(untied)", "lm_head(bias)",
-               "classifier(first)", "classifier(mean)"},
+               "classifier(first)", "classifier(mean)", "classifier(pooler)"},
     "dtype": {"f32", "f16", "bf16"},
     "norm placement": {"pre", "post", "mixed across layers"},
     "norm kind": {"layernorm", "rmsnorm"},
@@ -361,6 +361,8 @@ def covered(config):
             add("output", "lm_head(bias)")
     elif out["kind"] == "classifier":
         add("output", f"classifier({out['pool']})")
+        if out["pooler"]:
+            add("output", "classifier(pooler)")
     else:
         add("output", "hidden")
     add("dtype", config["dtype"])

@@ -628,6 +628,11 @@ class Model:
             logits = quantized_linear(h, weight, precision, self.roundings)
             return logits + self.tensor("output.bias") if out["bias"] else logits
         pooled = h[:1] if out["pool"] == "first" else h[:length].mean(dim=0, keepdim=True)
+        if out["pooler"]:  # BERT's pooler: a linear layer with tanh
+            pooled = torch.tanh(
+                quantized_linear(pooled, self.tensor("classifier.pooler.weight"), precision,
+                                 self.roundings)
+                + self.tensor("classifier.pooler.bias"))
         return (quantized_linear(pooled, self.tensor("classifier.weight"), precision,
                                  self.roundings)
                 + self.tensor("classifier.bias"))

@@ -45,5 +45,22 @@ TEST(InputFiles, TheMessageNamesBothRoles) {
   EXPECT_EQ(overwrittenInput("-o", dir.file("out"), inputs), "");
 }
 
+/// A Hugging Face checkpoint is a folder: the files it is read from are
+/// inputs, an earlier run's output beside them is not.
+TEST(InputFiles, AFolderInputGuardsTheFilesItIsReadFrom) {
+  test::TempDir dir;
+  test::writeBytes(dir.file("model-00001-of-00002.safetensors"), "weights");
+  test::writeBytes(dir.file("config.json"), "{}");
+  test::writeBytes(dir.file("out.npy"), "an earlier output");
+  std::vector<InputFile> inputs = {{"the weights", dir.path()}};
+  std::string shard = dir.file("model-00001-of-00002.safetensors");
+  EXPECT_EQ(overwrittenInput("--output", shard, inputs), "--output " + shard +
+                                                             " is a file of the weights (" + shard +
+                                                             "): refusing to write over an input");
+  EXPECT_NE(overwrittenInput("--output", dir.file("config.json"), inputs), "");
+  EXPECT_EQ(overwrittenInput("--output", dir.file("out.npy"), inputs), "");
+  EXPECT_EQ(overwrittenInput("--output", dir.file("new.safetensors"), inputs), "");
+}
+
 } // namespace
 } // namespace tmr

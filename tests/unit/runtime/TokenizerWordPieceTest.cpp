@@ -223,7 +223,8 @@ TEST(TokenizerOpen, DirectoryProblemsAreNamed) {
   EXPECT_THAT(error, HasSubstr("is not a directory"));
   TempDir dir;
   EXPECT_EQ(Tokenizer::open(dir.path(), &error), nullptr);
-  EXPECT_THAT(error, HasSubstr("has neither encoder.json + vocab.bpe (GPT-2 BPE) nor vocab.txt"));
+  EXPECT_THAT(error, HasSubstr("has no tokenizer.json (Hugging Face), encoder.json + vocab.bpe "
+                               "(GPT-2 BPE) or vocab.txt"));
   writeBytes(dir.file("encoder.json"), "{}");
   EXPECT_EQ(Tokenizer::open(dir.path(), &error), nullptr);
   EXPECT_THAT(error, HasSubstr("has encoder.json but no vocab.bpe"));

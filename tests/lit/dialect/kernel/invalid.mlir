@@ -16,8 +16,8 @@ tmk.kernel @add add {width = 0 : i64}
 
 // -----
 
-// expected-error @+1 {{has activation = "tanh"; expected one of "none" "relu" "gelu" "gelu_tanh" "silu"}}
-tmk.kernel @linear linear {activation = "tanh", in_width = 8 : i64, width = 8 : i64}
+// expected-error @+1 {{has activation = "sigmoid"; expected one of "none" "relu" "gelu" "gelu_tanh" "silu" "tanh"}}
+tmk.kernel @linear linear {activation = "sigmoid", in_width = 8 : i64, width = 8 : i64}
 
 // -----
 
