@@ -303,6 +303,13 @@ private:
                          (source.leadingRows ? " (or more rows)" : std::string()));
       return;
     }
+    // A checkpoint's weights are floats; I8 and U8 are tmc quantize's
+    // formats, which only a file with tmc's names holds.
+    if (tensor.dtype != TMR_F32 && tensor.dtype != TMR_F16 && tensor.dtype != TMR_BF16) {
+      problems.push_back(what + " has dtype " + dtypeName(tensor.dtype) +
+                         ", expected F32, F16 or BF16");
+      return;
+    }
     // Widening is exact; narrowing would change the checkpoint's values.
     if (tensor.dtype != desc.dtype && desc.dtype != TMR_F32) {
       problems.push_back(what + " has dtype " + dtypeName(tensor.dtype) +

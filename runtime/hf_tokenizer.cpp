@@ -27,6 +27,16 @@ using Json = nlohmann::json;
 
 constexpr const char *kSpace = "\xe2\x96\x81"; // "▁"
 
+/// object[key], or null when it is absent: a const object's operator[] must
+/// not be asked for a missing key.
+const Json &field(const Json &object, const char *key) {
+  static const Json kNull;
+  if (!object.is_object())
+    return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 /// The "type" of a component, "null" for none.
 std::string typeOf(const Json &component) {
   if (component.is_null())
@@ -114,7 +124,7 @@ std::unique_ptr<Tokenizer> openWordPieceJson(const Json &json, const std::string
     options.maxCharsPerWord = model["max_input_chars_per_word"].get<size_t>();
   options.cleanUpSpaces = boolField(json["decoder"], "cleanup", true);
 
-  const Json &vocab = model["vocab"];
+  const Json &vocab = field(model, "vocab");
   if (!vocab.is_object()) {
     fail(error, path + ": \"model\".\"vocab\" is not an object of token -> id");
     return nullptr;
@@ -154,7 +164,7 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
                          "false is not supported (GPT-2's splits with its regex, adding no space)");
       return nullptr;
     }
-    return detail::openByteLevelBpe(model["vocab"], merges, detail::ByteLevelSplit::Gpt2,
+    return detail::openByteLevelBpe(field(model, "vocab"), merges, detail::ByteLevelSplit::Gpt2,
                                     boolField(model, "ignore_merges", false), path, error);
   }
   if (typeOf(pre) == "Sequence") {
@@ -186,7 +196,7 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
                       " is not supported (Unicode normalization is not implemented)");
       return nullptr;
     }
-    return detail::openByteLevelBpe(model["vocab"], merges,
+    return detail::openByteLevelBpe(field(model, "vocab"), merges,
                                     pattern == kLlama3 ? detail::ByteLevelSplit::Llama3
                                                        : detail::ByteLevelSplit::Qwen2,
                                     boolField(model, "ignore_merges", false), path, error);
@@ -226,7 +236,7 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
                       typeOf(normalizer) + " is not supported");
       return nullptr;
     }
-    return detail::openSentencePieceBpe(model["vocab"], merges, options, path, error);
+    return detail::openSentencePieceBpe(field(model, "vocab"), merges, options, path, error);
   }
   if (!pre.is_null()) {
     fail(error, path + ": SentencePiece BPE with pre_tokenizer " + typeOf(pre) +
@@ -258,7 +268,7 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
   }
   options.prepend = prepend ? detail::SentencePieceOptions::Prepend::Always
                             : detail::SentencePieceOptions::Prepend::Never;
-  return detail::openSentencePieceBpe(model["vocab"], merges, options, path, error);
+  return detail::openSentencePieceBpe(field(model, "vocab"), merges, options, path, error);
 }
 
 /// The ids a post-processor puts before and after one text's.

@@ -282,6 +282,12 @@ TEST(HfCheckpoint, NarrowCheckpointsWidenAndWideOnesAreNotNarrowed) {
   EXPECT_EQ(file->find("embed.tokens")->dtype, TMR_F32);
   EXPECT_EQ(floats(*file, "embed.tokens")[1], -2.0f);
 
+  std::vector<int8_t> bytes = {3, -4};
+  ASSERT_TRUE(writeSafetensors(dir.file("model.safetensors"),
+                               {{"embed_tokens.weight", TMR_I8, {1, 2}, bytes.data()}}, nullptr));
+  EXPECT_EQ(openWeights(dir.path(), "llama", m.data(), m.count(), &error, false), nullptr);
+  EXPECT_THAT(error, HasSubstr("has dtype I8, expected F32, F16 or BF16"));
+
   std::vector<float> wide = {1.5f, -2.0f};
   ASSERT_TRUE(writeSafetensors(dir.file("model.safetensors"),
                                {{"embed_tokens.weight", TMR_F32, {1, 2}, wide.data()}}, nullptr));

@@ -278,6 +278,13 @@ TEST(TokenizerHfJson, UnsupportedFilesAreRefusedByName) {
   EXPECT_THAT(refusal(dir, {{"model", {{"type", "Unigram"}, {"vocab", Json::array()}}}}),
               HasSubstr("model type \"Unigram\" is not supported"));
   EXPECT_THAT(refusal(dir, {{"version", "1.0"}}), HasSubstr("no \"model\" object"));
+  EXPECT_THAT(
+      refusal(dir, {{"model", {{"type", "BPE"}}}, {"pre_tokenizer", {{"type", "ByteLevel"}}}}),
+      HasSubstr("\"model\".\"vocab\": expected a JSON object"));
+  EXPECT_THAT(refusal(dir, {{"model", {{"type", "WordPiece"}}},
+                            {"normalizer", {{"type", "BertNormalizer"}}},
+                            {"pre_tokenizer", {{"type", "BertPreTokenizer"}}}}),
+              HasSubstr("\"model\".\"vocab\" is not an object"));
   Json json = gpt2Json(false);
   json["post_processor"] = {{"type", "Strange"}};
   EXPECT_THAT(refusal(dir, json), HasSubstr("post_processor Strange is not supported"));
