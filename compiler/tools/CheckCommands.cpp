@@ -17,6 +17,7 @@
 #include "frontend/Manifest.h"
 #include "frontend/MaskAnalysis.h"
 #include "frontend/ModelStats.h"
+#include "runtime/hf_names.h"
 #include "runtime/memory.h"
 #include "runtime/safetensors.h"
 
@@ -461,7 +462,42 @@ struct ListedTensor {
   std::string name;
   std::vector<int64_t> shape;
   std::string dtype; ///< the safetensors spelling: "F32", "I8", ...
+  /// Where a `weights = huggingface(...)` checkpoint holds it, e.g.
+  /// "[transformer.]h.0.attn.c_attn.weight (transposed, part 1 of 3)".
+  std::string source;
 };
+
+/// The checkpoint tensor a Hugging Face family reads `name` from
+/// (runtime/hf_names.h), as the manifest shows it; the prefix, which only a
+/// checkpoint with a head has, in brackets.
+std::string checkpointSource(const std::string &family, const std::string &name) {
+  const tmr::hf::Family *scheme = tmr::hf::findFamily(family);
+  std::optional<tmr::hf::Source> source = scheme ? scheme->source(name) : std::nullopt;
+  if (!source)
+    return "";
+  // Appended piece by piece: GCC 12's -Wrestrict misreads "[" + string.
+  std::string text;
+  if (source->prefixed)
+    text.append("[").append(scheme->prefix).append("]");
+  text.append(source->names.front());
+  std::vector<std::string> notes;
+  if (source->transposed)
+    notes.push_back("transposed");
+  if (source->parts > 1)
+    notes.push_back("part " + std::to_string(source->part + 1) + " of " +
+                    std::to_string(source->parts));
+  if (source->leadingRows)
+    notes.push_back("leading rows");
+  if (source->zerosIfAbsent)
+    notes.push_back("zeros if absent");
+  for (size_t i = 0; i < notes.size(); ++i) {
+    text.append(i ? ", " : " (");
+    text.append(notes[i]);
+  }
+  if (!notes.empty())
+    text.append(")");
+  return text;
+}
 
 /// The tensors of `tmc quantize`'s file for the model (compiler/Quantize.h),
 /// from its plan; nullopt when the plan cannot be formed (diagnosed).
@@ -525,19 +561,28 @@ int manifestCommand(int argc, char **argv) {
     if (!loaded)
       return 1;
     for (const TensorSpec &tensor : buildManifest(*loaded->spec))
-      listed.push_back({tensor.name, tensor.shape, safetensorsDType(tensor.dtype)});
+      listed.push_back({tensor.name, tensor.shape, safetensorsDType(tensor.dtype),
+                        loaded->spec->weightScheme.empty()
+                            ? std::string()
+                            : checkpointSource(loaded->spec->weightScheme, tensor.name)});
   }
   if (asJson) {
     json list = json::array();
-    for (const ListedTensor &tensor : listed)
+    for (const ListedTensor &tensor : listed) {
       list.push_back({{"name", tensor.name}, {"shape", tensor.shape}, {"dtype", tensor.dtype}});
+      if (!tensor.source.empty())
+        list.back()["checkpoint"] = tensor.source;
+    }
     outs() << list.dump(2) << "\n";
     return 0;
   }
   for (const ListedTensor &tensor : listed) {
     outs() << tensor.name << " [";
     interleaveComma(tensor.shape, outs());
-    outs() << "] " << tensor.dtype << "\n";
+    outs() << "] " << tensor.dtype;
+    if (!tensor.source.empty())
+      outs() << "  <- " << tensor.source;
+    outs() << "\n";
   }
   return 0;
 }
