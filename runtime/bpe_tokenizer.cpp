@@ -211,19 +211,11 @@ private:
   bool addMerge(const std::string &left, const std::string &right, int32_t rank,
                 const std::string &where, std::string *error);
   void encodePiece(std::string_view piece, std::vector<int32_t> &out) const;
-  static uint64_t pairKey(int32_t a, int32_t b) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-  }
-
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
   std::unordered_map<std::string, int32_t> ids_; ///< vocabulary spelling -> id
   std::vector<std::string> tokenBytes_;          ///< id -> raw bytes
   std::vector<bool> present_;                    ///< id -> used by some entry
   std::array<int32_t, 256> byteIds_{};           ///< byte -> id of its symbol
-  std::unordered_map<uint64_t, Merge> merges_;   ///< (left id, right id) -> merge
+  detail::MergeTable merges_;
   detail::ByteLevelSplit split_ = detail::ByteLevelSplit::Gpt2;
   bool ignoreMerges_ = false;
 };
@@ -247,12 +239,10 @@ bool BpeTokenizer::loadVocab(const nlohmann::json &json, const std::string &path
   for (int b = 0; b < 256; ++b)
     unicodeToByte[table[b]] = static_cast<unsigned char>(b);
 
-  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max() - 1;
   for (const auto &[token, value] : json.items()) {
-    if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxId)
-      return fail(error, path + ": the id of token \"" + token + "\" is not an integer in [0, " +
-                             std::to_string(kMaxId) + "]");
-    auto id = static_cast<int32_t>(value.get<int64_t>());
+    int32_t id = 0;
+    if (!detail::readTokenId(value, token, path, &id, error))
+      return false;
     if (static_cast<size_t>(id) >= tokenBytes_.size()) {
       tokenBytes_.resize(id + 1);
       present_.resize(id + 1);
@@ -316,13 +306,7 @@ bool BpeTokenizer::loadMerges(const std::string &path, std::string *error) {
 
 bool BpeTokenizer::addMerge(const std::string &left, const std::string &right, int32_t rank,
                             const std::string &where, std::string *error) {
-  auto a = ids_.find(left), b = ids_.find(right), merged = ids_.find(left + right);
-  for (auto [it, token] : {std::pair{a, left}, {b, right}, {merged, left + right}})
-    if (it == ids_.end())
-      return fail(error, where + "\"" + token + "\" is not in the vocabulary");
-  // A repeated pair keeps its later rank, as dict(zip(merges, ranks)) does.
-  merges_[pairKey(a->second, b->second)] = Merge{rank, merged->second};
-  return true;
+  return merges_.add(left, right, rank, ids_, where, error);
 }
 
 bool BpeTokenizer::load(const nlohmann::json &vocab, const std::vector<detail::MergePair> &merges,
@@ -358,12 +342,12 @@ void BpeTokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out
     word.push_back(byteIds_[static_cast<unsigned char>(c)]);
   std::vector<int32_t> next;
   while (word.size() > 1) {
-    const Merge *best = nullptr;
+    const detail::MergeTable::Merge *best = nullptr;
     int32_t left = 0, right = 0;
     for (size_t i = 0; i + 1 < word.size(); ++i) {
-      auto it = merges_.find(pairKey(word[i], word[i + 1]));
-      if (it != merges_.end() && (!best || it->second.rank < best->rank)) {
-        best = &it->second;
+      const detail::MergeTable::Merge *merge = merges_.find(word[i], word[i + 1]);
+      if (merge && (!best || merge->rank < best->rank)) {
+        best = merge;
         left = word[i];
         right = word[i + 1];
       }

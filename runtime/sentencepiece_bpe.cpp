@@ -48,19 +48,12 @@ public:
 
 private:
   void encodeWord(std::string_view word, std::vector<int32_t> &out) const;
-  static uint64_t pairKey(int32_t a, int32_t b) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-  }
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
 
   detail::SentencePieceOptions options_;
   // tokens_: "" for an id no piece has.
   std::vector<int16_t> byteOf_; ///< id -> the byte of a <0xXX> token, or -1
   std::array<int32_t, 256> byteIds_{};
-  std::unordered_map<uint64_t, Merge> merges_;
+  detail::MergeTable merges_;
   int32_t unknownId_ = -1;
 };
 
@@ -69,12 +62,10 @@ bool SentencePieceBpe::load(const nlohmann::json &vocab,
                             std::string *error) {
   if (!vocab.is_object())
     return fail(error, where + ": \"model\".\"vocab\" is not an object of token -> id");
-  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max() - 1;
   for (const auto &[token, value] : vocab.items()) {
-    if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxId)
-      return fail(error, where + ": the id of token \"" + token + "\" is not an integer in [0, " +
-                             std::to_string(kMaxId) + "]");
-    auto id = static_cast<int32_t>(value.get<int64_t>());
+    int32_t id = 0;
+    if (!detail::readTokenId(value, token, where, &id, error))
+      return false;
     if (static_cast<size_t>(id) >= tokens_.size()) {
       tokens_.resize(id + 1);
       byteOf_.resize(id + 1, -1);
@@ -101,18 +92,10 @@ bool SentencePieceBpe::load(const nlohmann::json &vocab,
                              std::string(name) + "\"");
     byteIds_[b] = it == ids_.end() ? -1 : it->second;
   }
-  for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const detail::MergePair &merge = merges[rank];
-    auto a = ids_.find(merge.left), b = ids_.find(merge.right),
-         merged = ids_.find(merge.left + merge.right);
-    for (auto [it, token] :
-         {std::pair{a, merge.left}, {b, merge.right}, {merged, merge.left + merge.right}})
-      if (it == ids_.end())
-        return fail(error, where + ": merge " + std::to_string(rank) + ": \"" + token +
-                               "\" is not in the vocabulary");
-    merges_.emplace(pairKey(a->second, b->second),
-                    Merge{static_cast<int32_t>(rank), merged->second});
-  }
+  for (size_t rank = 0; rank < merges.size(); ++rank)
+    if (!merges_.add(merges[rank].left, merges[rank].right, static_cast<int32_t>(rank), ids_,
+                     where + ": merge " + std::to_string(rank) + ": ", error))
+      return false;
   return true;
 }
 
@@ -146,9 +129,8 @@ void SentencePieceBpe::encodeWord(std::string_view word, std::vector<int32_t> &o
   auto consider = [&](int64_t left) {
     if (left < 0 || next[left] < 0)
       return;
-    auto it = merges_.find(pairKey(symbols[left], symbols[next[left]]));
-    if (it != merges_.end())
-      queue.push({it->second.rank, left});
+    if (const detail::MergeTable::Merge *merge = merges_.find(symbols[left], symbols[next[left]]))
+      queue.push({merge->rank, left});
   };
   for (size_t i = 0; i + 1 < n; ++i)
     consider(static_cast<int64_t>(i));
@@ -157,12 +139,12 @@ void SentencePieceBpe::encodeWord(std::string_view word, std::vector<int32_t> &o
     queue.pop();
     if (!alive[left] || next[left] < 0)
       continue;
-    auto it = merges_.find(pairKey(symbols[left], symbols[next[left]]));
+    const detail::MergeTable::Merge *merge = merges_.find(symbols[left], symbols[next[left]]);
     // A candidate whose symbols changed since it was queued is stale.
-    if (it == merges_.end() || it->second.rank != rank)
+    if (!merge || merge->rank != rank)
       continue;
     int64_t right = next[left];
-    symbols[left] = it->second.result;
+    symbols[left] = merge->result;
     alive[right] = false;
     next[left] = next[right];
     if (next[right] >= 0)

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace tmr {
@@ -63,6 +64,27 @@ bool parseJson(const std::string &path, const std::string &contents, nlohmann::j
     return fail(error, path + ":" + where + "not valid JSON: " + cause + " (byte offset " +
                            std::to_string(e.byte > 0 ? e.byte - 1 : 0) + ")");
   }
+}
+
+bool MergeTable::add(const std::string &left, const std::string &right, int32_t rank,
+                     const std::unordered_map<std::string, int32_t> &ids, const std::string &where,
+                     std::string *error) {
+  auto a = ids.find(left), b = ids.find(right), merged = ids.find(left + right);
+  for (auto [it, token] : {std::pair{a, left}, {b, right}, {merged, left + right}})
+    if (it == ids.end())
+      return fail(error, where + "\"" + token + "\" is not in the vocabulary");
+  merges_[key(a->second, b->second)] = Merge{rank, merged->second};
+  return true;
+}
+
+bool readTokenId(const nlohmann::json &value, const std::string &token, const std::string &where,
+                 int32_t *id, std::string *error) {
+  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max() - 1;
+  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxId)
+    return fail(error, where + ": the id of token \"" + token + "\" is not an integer in [0, " +
+                           std::to_string(kMaxId) + "]");
+  *id = static_cast<int32_t>(value.get<int64_t>());
+  return true;
 }
 
 } // namespace detail

@@ -45,6 +45,38 @@ struct MergePair {
   std::string left, right;
 };
 
+/// BPE merge rules, by the ids of the two symbols each joins.
+class MergeTable {
+public:
+  struct Merge {
+    int32_t rank;
+    int32_t result; ///< the id of left + right
+  };
+  /// left + right -> their concatenation, all three tokens of `ids`. A
+  /// repeated pair keeps its later rank, as encoder.py's dict(zip(merges,
+  /// ranks)) and the tokenizers library's map do. False + *error (`where`,
+  /// then the token missing from the vocabulary).
+  bool add(const std::string &left, const std::string &right, int32_t rank,
+           const std::unordered_map<std::string, int32_t> &ids, const std::string &where,
+           std::string *error);
+  /// The merge of symbol `a` followed by `b`, or null.
+  const Merge *find(int32_t a, int32_t b) const {
+    auto it = merges_.find(key(a, b));
+    return it == merges_.end() ? nullptr : &it->second;
+  }
+
+private:
+  static uint64_t key(int32_t a, int32_t b) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+  }
+  std::unordered_map<uint64_t, Merge> merges_;
+};
+
+/// A vocabulary entry's id (token -> id in encoder.json or a tokenizer.json):
+/// an integer in [0, 2^31 - 2]; false + *error naming `token` otherwise.
+bool readTokenId(const nlohmann::json &value, const std::string &token, const std::string &where,
+                 int32_t *id, std::string *error);
+
 /// Where byte-level BPE cuts text before merging: GPT-2's regex, or Llama
 /// 3's (its numbers in runs of at most 3 digits; Qwen2's: 1).
 enum class ByteLevelSplit { Gpt2, Llama3, Qwen2 };
