@@ -190,10 +190,7 @@ public:
   /// names the file in messages.
   bool load(const nlohmann::json &vocab, const std::vector<detail::MergePair> &merges,
             const std::string &where, std::string *error);
-  void setSplit(detail::ByteLevelSplit split, bool ignoreMerges) {
-    split_ = split;
-    ignoreMerges_ = ignoreMerges;
-  }
+  void setOptions(const detail::ByteLevelOptions &options) { options_ = options; }
 
   std::string_view kind() const override { return "gpt2-bpe"; }
   std::vector<int32_t> encode(std::string_view text) const override;
@@ -216,8 +213,7 @@ private:
   std::vector<bool> present_;                    ///< id -> used by some entry
   std::array<int32_t, 256> byteIds_{};           ///< byte -> id of its symbol
   detail::MergeTable merges_;
-  detail::ByteLevelSplit split_ = detail::ByteLevelSplit::Gpt2;
-  bool ignoreMerges_ = false;
+  detail::ByteLevelOptions options_;
 };
 
 bool BpeTokenizer::loadEncoder(const std::string &path, std::string *error) {
@@ -326,7 +322,7 @@ bool BpeTokenizer::load(const std::string &encoderPath, const std::string &merge
 }
 
 void BpeTokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out) const {
-  if (ignoreMerges_) {
+  if (options_.ignoreMerges) {
     static const std::array<char32_t, 256> table = byteToUnicode();
     std::string spelling;
     for (char c : piece)
@@ -370,13 +366,13 @@ void BpeTokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out
 
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {
   std::vector<int32_t> ids;
-  if (split_ == detail::ByteLevelSplit::Gpt2) {
+  if (options_.split == detail::ByteLevelSplit::Gpt2) {
     for (std::string_view piece : splitGpt2Pretokens(text))
       encodePiece(piece, ids);
     return ids;
   }
   for (std::string_view piece :
-       splitLlama3Pretokens(text, split_ == detail::ByteLevelSplit::Llama3 ? 3 : 1))
+       splitLlama3Pretokens(text, options_.split == detail::ByteLevelSplit::Llama3 ? 3 : 1))
     encodePiece(piece, ids);
   return ids;
 }
@@ -410,12 +406,12 @@ namespace detail {
 
 std::unique_ptr<Tokenizer> openByteLevelBpe(const nlohmann::json &vocab,
                                             const std::vector<MergePair> &merges,
-                                            ByteLevelSplit split, bool ignoreMerges,
+                                            const ByteLevelOptions &options,
                                             const std::string &where, std::string *error) {
   auto tokenizer = std::make_unique<BpeTokenizer>();
   if (!tokenizer->load(vocab, merges, where, error))
     return nullptr;
-  tokenizer->setSplit(split, ignoreMerges);
+  tokenizer->setOptions(options);
   return tokenizer;
 }
 

@@ -4,7 +4,9 @@
 // (BPE, WordPiece, ...) with the normalizer, pre-tokenizer and decoder around
 // it, and the added tokens matched before any of them. This reads the
 // combinations the supported checkpoints use, each onto a tokenizer tmc has:
-//   byte-level BPE   (GPT-2)    pre_tokenizer ByteLevel, decoder ByteLevel
+//   byte-level BPE   (GPT-2)    pre_tokenizer ByteLevel, decoder ByteLevel;
+//                    (Llama 3, Qwen2) Split on their regex, then ByteLevel;
+//                    Qwen2's NFC normalizer
 //   WordPiece        (BERT)     normalizer BertNormalizer, BertPreTokenizer
 //   SentencePiece BPE (Llama 2, Mistral)  byte_fallback, with Prepend and
 //                    Replace normalizers or the Metaspace pre-tokenizer
@@ -13,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/tokenizer_internal.h"
+#include "runtime/unicode.h"
 
 #include <algorithm>
 #include <limits>
@@ -145,7 +148,9 @@ std::unique_ptr<Tokenizer> openWordPieceJson(const Json &json, const std::string
   return detail::openWordPiece(std::move(tokens), options, path, error);
 }
 
-std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path,
+/// `*nfc` says whether the text is to be put in normalization form C first
+/// (WithAddedTokens does it, around the added tokens).
+std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path, bool *nfc,
                                        std::string *error) {
   const Json &model = json["model"];
   std::vector<detail::MergePair> merges;
@@ -153,19 +158,25 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
     return nullptr;
   const Json &pre = json["pre_tokenizer"];
   const Json &normalizer = json["normalizer"];
-  if (typeOf(pre) == "ByteLevel") {
-    if (!normalizer.is_null()) {
-      fail(error, path + ": byte-level BPE with normalizer " + typeOf(normalizer) +
-                      " is not supported (GPT-2's has none)");
+  detail::ByteLevelOptions byteLevel;
+  byteLevel.ignoreMerges = boolField(model, "ignore_merges", false);
+  if (typeOf(pre) == "ByteLevel" || typeOf(pre) == "Sequence") {
+    // None (GPT-2, Llama 3) or NFC (Qwen2), alone or as a one-part Sequence.
+    std::vector<Json> steps = parts(normalizer, "normalizers");
+    if (steps.size() > 1 || (steps.size() == 1 && typeOf(steps[0]) != "NFC")) {
+      fail(error, path + ": byte-level BPE with normalizer " + normalizer.dump().substr(0, 160) +
+                      " is not supported (none, or NFC as Qwen2's)");
       return nullptr;
     }
+    *nfc = steps.size() == 1;
+  }
+  if (typeOf(pre) == "ByteLevel") {
     if (boolField(pre, "add_prefix_space", false) || !boolField(pre, "use_regex", true)) {
       fail(error, path + ": a ByteLevel pre_tokenizer with add_prefix_space true or use_regex "
                          "false is not supported (GPT-2's splits with its regex, adding no space)");
       return nullptr;
     }
-    return detail::openByteLevelBpe(field(model, "vocab"), merges, detail::ByteLevelSplit::Gpt2,
-                                    boolField(model, "ignore_merges", false), path, error);
+    return detail::openByteLevelBpe(field(model, "vocab"), merges, byteLevel, path, error);
   }
   if (typeOf(pre) == "Sequence") {
     // Llama 3 and Qwen2: Split on their own regex, then ByteLevel without
@@ -191,15 +202,9 @@ std::unique_ptr<Tokenizer> openBpeJson(const Json &json, const std::string &path
                       "Split + ByteLevel are");
       return nullptr;
     }
-    if (!normalizer.is_null()) {
-      fail(error, path + ": byte-level BPE with normalizer " + typeOf(normalizer) +
-                      " is not supported (Unicode normalization is not implemented)");
-      return nullptr;
-    }
-    return detail::openByteLevelBpe(field(model, "vocab"), merges,
-                                    pattern == kLlama3 ? detail::ByteLevelSplit::Llama3
-                                                       : detail::ByteLevelSplit::Qwen2,
-                                    boolField(model, "ignore_merges", false), path, error);
+    byteLevel.split =
+        pattern == kLlama3 ? detail::ByteLevelSplit::Llama3 : detail::ByteLevelSplit::Qwen2;
+    return detail::openByteLevelBpe(field(model, "vocab"), merges, byteLevel, path, error);
   }
   if (!boolField(model, "byte_fallback", false)) {
     fail(error, path + ": BPE with pre_tokenizer " + typeOf(pre) +
@@ -334,20 +339,38 @@ bool readPostProcessor(const Json &post, const std::string &path, SpecialTokens 
   return true;
 }
 
+/// An "added_tokens" entry.
+struct AddedToken {
+  std::string content;
+  int32_t id = 0;
+  /// Matched in the normalized text rather than in the text as given.
+  bool normalized = false;
+};
+
 /// A tokenizer.json: its model's tokenizer, with the added tokens (special
 /// tokens such as <s>, <|endoftext|>, [CLS]) matched in the text before the
 /// model sees it and spelled as they are, and the post-processor's special
-/// tokens for addSpecialTokens().
+/// tokens for addSpecialTokens(). With an NFC normalizer (Qwen2's), the text
+/// is cut as the tokenizers library cuts it: at the added tokens that are
+/// not "normalized" first, then each part is normalized and cut at the
+/// others, whose content is normalized too.
 class WithAddedTokens final : public Tokenizer {
 public:
-  WithAddedTokens(std::unique_ptr<Tokenizer> inner,
-                  std::vector<std::pair<std::string, int32_t>> added, SpecialTokens specials)
-      : inner_(std::move(inner)), added_(std::move(added)), specials_(std::move(specials)) {
+  WithAddedTokens(std::unique_ptr<Tokenizer> inner, std::vector<AddedToken> added, bool nfc,
+                  SpecialTokens specials)
+      : inner_(std::move(inner)), nfc_(nfc), specials_(std::move(specials)) {
+    for (const AddedToken &token : added)
+      contentOf_[token.id] = token.content;
     // Longest first, so that "<|end|>" is not cut short by "<|e".
-    std::stable_sort(added_.begin(), added_.end(),
-                     [](const auto &a, const auto &b) { return a.first.size() > b.first.size(); });
-    for (const auto &[content, id] : added_)
-      contentOf_[id] = content;
+    std::stable_sort(added.begin(), added.end(), [](const auto &a, const auto &b) {
+      return a.content.size() > b.content.size();
+    });
+    for (AddedToken &token : added) {
+      if (nfc_ && token.normalized)
+        normalizedTokens_.push_back({unicode::toNfc(token.content), token.id});
+      else
+        rawTokens_.push_back({std::move(token.content), token.id});
+    }
   }
   std::string_view kind() const override { return inner_->kind(); }
   std::vector<int32_t> addSpecialTokens(std::vector<int32_t> ids) const override {
@@ -357,26 +380,17 @@ public:
   }
   std::vector<int32_t> encode(std::string_view text) const override {
     std::vector<int32_t> ids;
-    size_t start = 0;
-    for (size_t pos = 0; pos < text.size();) {
-      const std::pair<std::string, int32_t> *match = nullptr;
-      for (const auto &token : added_)
-        if (text.compare(pos, token.first.size(), token.first) == 0) {
-          match = &token;
-          break;
-        }
-      if (!match) {
-        ++pos;
-        continue;
+    cutAtAddedTokens(text, rawTokens_, ids, [&](std::string_view part, bool atStart) {
+      if (!nfc_) {
+        append(ids, inner_->encodePart(part, atStart));
+        return;
       }
-      std::vector<int32_t> before = inner_->encodePart(text.substr(start, pos - start), start == 0);
-      ids.insert(ids.end(), before.begin(), before.end());
-      ids.push_back(match->second);
-      pos += match->first.size();
-      start = pos;
-    }
-    std::vector<int32_t> rest = inner_->encodePart(text.substr(start), start == 0);
-    ids.insert(ids.end(), rest.begin(), rest.end());
+      std::string normalized = unicode::toNfc(part);
+      cutAtAddedTokens(normalized, normalizedTokens_, ids,
+                       [&](std::string_view piece, bool pieceAtStart) {
+                         append(ids, inner_->encodePart(piece, atStart && pieceAtStart));
+                       });
+    });
     return ids;
   }
   bool decode(std::span<const int32_t> ids, std::string *text, std::string *error) const override {
@@ -406,20 +420,52 @@ public:
   }
   int64_t vocabSize() const override {
     int64_t size = inner_->vocabSize();
-    for (const auto &[content, id] : added_)
+    for (const auto &[id, content] : contentOf_)
       size = std::max<int64_t>(size, static_cast<int64_t>(id) + 1);
     return size;
   }
   std::optional<int32_t> tokenId(std::string_view token) const override {
-    for (const auto &[content, id] : added_)
+    for (const auto &[id, content] : contentOf_)
       if (content == token)
         return id;
     return inner_->tokenId(token);
   }
 
 private:
+  using Tokens = std::vector<std::pair<std::string, int32_t>>;
+
+  static void append(std::vector<int32_t> &ids, const std::vector<int32_t> &more) {
+    ids.insert(ids.end(), more.begin(), more.end());
+  }
+
+  /// Appends the id of each of `tokens` found in `text` (longest first) and
+  /// hands the text between them to encodeText(part, part starts the text).
+  template <typename EncodeText>
+  static void cutAtAddedTokens(std::string_view text, const Tokens &tokens,
+                               std::vector<int32_t> &ids, EncodeText encodeText) {
+    size_t start = 0;
+    for (size_t pos = 0; pos < text.size() && !tokens.empty();) {
+      const std::pair<std::string, int32_t> *match = nullptr;
+      for (const auto &token : tokens)
+        if (text.compare(pos, token.first.size(), token.first) == 0) {
+          match = &token;
+          break;
+        }
+      if (!match) {
+        ++pos;
+        continue;
+      }
+      encodeText(text.substr(start, pos - start), start == 0);
+      ids.push_back(match->second);
+      pos += match->first.size();
+      start = pos;
+    }
+    encodeText(text.substr(start), start == 0);
+  }
+
   std::unique_ptr<Tokenizer> inner_;
-  std::vector<std::pair<std::string, int32_t>> added_;
+  bool nfc_;
+  Tokens rawTokens_, normalizedTokens_;
   SpecialTokens specials_;
   std::unordered_map<int32_t, std::string> contentOf_;
 };
@@ -445,8 +491,9 @@ std::unique_ptr<Tokenizer> openTokenizerJson(const std::string &path, std::strin
   // BPE's "type" may be left out: it is the default model.
   const std::string type = stringField(json["model"], "type", "BPE");
   std::unique_ptr<Tokenizer> tokenizer;
+  bool nfc = false;
   if (type == "BPE")
-    tokenizer = openBpeJson(json, path, error);
+    tokenizer = openBpeJson(json, path, &nfc, error);
   else if (type == "WordPiece")
     tokenizer = openWordPieceJson(json, path, error);
   else
@@ -455,7 +502,7 @@ std::unique_ptr<Tokenizer> openTokenizerJson(const std::string &path, std::strin
   if (!tokenizer)
     return nullptr;
 
-  std::vector<std::pair<std::string, int32_t>> added;
+  std::vector<AddedToken> added;
   if (json.contains("added_tokens") && json["added_tokens"].is_array())
     for (const Json &token : json["added_tokens"]) {
       if (!token.is_object() || !token.contains("id") || !token["id"].is_number_unsigned() ||
@@ -469,12 +516,13 @@ std::unique_ptr<Tokenizer> openTokenizerJson(const std::string &path, std::strin
                         token.dump().substr(0, 120));
         return nullptr;
       }
-      added.push_back({token["content"].get<std::string>(), token["id"].get<int32_t>()});
+      added.push_back({token["content"].get<std::string>(), token["id"].get<int32_t>(),
+                       boolField(token, "normalized", false)});
     }
   SpecialTokens specials;
   if (!readPostProcessor(json.value("post_processor", Json()), path, &specials, error))
     return nullptr;
-  return std::make_unique<WithAddedTokens>(std::move(tokenizer), std::move(added),
+  return std::make_unique<WithAddedTokens>(std::move(tokenizer), std::move(added), nfc,
                                            std::move(specials));
 }
 

@@ -81,13 +81,19 @@ bool readTokenId(const nlohmann::json &value, const std::string &token, const st
 /// 3's (its numbers in runs of at most 3 digits; Qwen2's: 1).
 enum class ByteLevelSplit { Gpt2, Llama3, Qwen2 };
 
+/// How a tokenizer.json's byte-level BPE treats text before merging.
+struct ByteLevelOptions {
+  ByteLevelSplit split = ByteLevelSplit::Gpt2;
+  /// Llama 3's: a piece the vocabulary spells whole is that token, unmerged.
+  bool ignoreMerges = false;
+};
+
 /// Byte-level BPE (tokenizer.h) from a tokenizer.json's vocabulary (token ->
-/// id, tokens spelled in GPT-2's byte alphabet) and merges, in rank order;
-/// with `ignoreMerges` (Llama 3's), a piece the vocabulary spells whole is
-/// that token, unmerged. `where` names the file in messages.
+/// id, tokens spelled in GPT-2's byte alphabet) and merges, in rank order.
+/// `where` names the file in messages.
 std::unique_ptr<Tokenizer> openByteLevelBpe(const nlohmann::json &vocab,
                                             const std::vector<MergePair> &merges,
-                                            ByteLevelSplit split, bool ignoreMerges,
+                                            const ByteLevelOptions &options,
                                             const std::string &where, std::string *error);
 
 /// WordPiece from its tokens in id order (a vocab.txt's lines, or a

@@ -136,6 +136,17 @@ void appendLower(char32_t c, std::u32string &out) {
   out += c;
 }
 
+bool appendHangulJamo(char32_t c, std::u32string &out) {
+  if (c < kHangulBase || c >= kHangulBase + kHangulCount)
+    return false;
+  char32_t index = c - kHangulBase;
+  out += kJamoL + index / (kJamoVCount * kJamoTCount);
+  out += kJamoV + (index % (kJamoVCount * kJamoTCount)) / kJamoTCount;
+  if (char32_t t = index % kJamoTCount)
+    out += kJamoT + t;
+  return true;
+}
+
 void appendStripped(char32_t c, std::u32string &out) {
   if (c < 0x80) {
     out += c;
@@ -143,14 +154,8 @@ void appendStripped(char32_t c, std::u32string &out) {
   }
   if (isNonspacingMark(c))
     return;
-  if (c >= kHangulBase && c < kHangulBase + kHangulCount) {
-    char32_t index = c - kHangulBase;
-    out += kJamoL + index / (kJamoVCount * kJamoTCount);
-    out += kJamoV + (index % (kJamoVCount * kJamoTCount)) / kJamoTCount;
-    if (char32_t t = index % kJamoTCount)
-      out += kJamoT + t;
+  if (appendHangulJamo(c, out))
     return;
-  }
   if (const CodeMap3 *m = findMap(kStripAccents, c)) {
     for (char32_t to : {m->to0, m->to1, m->to2})
       if (to)

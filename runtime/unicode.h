@@ -54,9 +54,18 @@ bool isNonspacingMark(char32_t c);
 
 /// Appends the full lowercase mapping of `c` (one or two code points).
 void appendLower(char32_t c, std::u32string &out);
+/// Appends the jamo of a precomposed Hangul syllable (The Unicode Standard,
+/// 3.12) and returns true; returns false, appending nothing, for any other
+/// code point.
+bool appendHangulJamo(char32_t c, std::u32string &out);
 /// Appends what remains of `c` after canonical decomposition (NFD) with the
 /// nonspacing marks removed: BERT's _run_strip_accents one code point at a
 /// time. Hangul syllables decompose into their jamo, as NFD does.
 void appendStripped(char32_t c, std::u32string &out);
+
+/// Normalization form C (canonical decomposition, then canonical
+/// composition), as a tokenizer.json's NFC normalizer applies it. Bytes that
+/// are not UTF-8 are copied unchanged and nothing composes across them.
+std::string toNfc(std::string_view text);
 
 } // namespace tmr::unicode

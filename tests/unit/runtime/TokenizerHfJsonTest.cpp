@@ -4,7 +4,8 @@
 // Face's converters write them (GPT2Converter, BertConverter), must give the
 // ids the existing loaders give on a corpus; Llama 3's and Qwen2's
 // pre-tokenizer pieces are checked against V8's regex engine
-// (TokenizerLlama3Reference.json); unsupported files are refused by name.
+// (TokenizerLlama3Reference.json) and Qwen2's NFC normalizer against V8's
+// normalize (UnicodeNfcReference.json); unsupported files are refused by name.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/tokenizer.h"
@@ -214,22 +215,27 @@ TEST(TokenizerHfJson, Llama3AndQwen2PiecesMatchTheRegexEngine) {
   }
 }
 
+/// Llama 3's and Qwen2's pre_tokenizer: Split on `regex`, then ByteLevel.
+Json splitThenByteLevel(const std::string &regex) {
+  return {{"type", "Sequence"},
+          {"pretokenizers", Json::array({{{"type", "Split"},
+                                          {"pattern", {{"Regex", regex}}},
+                                          {"behavior", "Isolated"},
+                                          {"invert", false}},
+                                         {{"type", "ByteLevel"},
+                                          {"add_prefix_space", false},
+                                          {"trim_offsets", true},
+                                          {"use_regex", false}}})}};
+}
+
+const std::string kLlama3Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const std::string kQwen2Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 TEST(TokenizerHfJson, Llama3sSplitIsReadFromItsPreTokenizer) {
   Json json = gpt2Json(true);
-  json["pre_tokenizer"] = {
-      {"type", "Sequence"},
-      {"pretokenizers",
-       Json::array(
-           {{{"type", "Split"},
-             {"pattern",
-              {{"Regex",
-                R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}}},
-             {"behavior", "Isolated"},
-             {"invert", false}},
-            {{"type", "ByteLevel"},
-             {"add_prefix_space", false},
-             {"trim_offsets", true},
-             {"use_regex", false}}})}};
+  json["pre_tokenizer"] = splitThenByteLevel(kLlama3Regex);
   TempDir dir;
   writeBytes(dir.file("tokenizer.json"), json.dump());
   std::unique_ptr<Tokenizer> tokenizer = openOrFail(dir.path());
@@ -244,6 +250,77 @@ TEST(TokenizerHfJson, Llama3sSplitIsReadFromItsPreTokenizer) {
 
   json["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\s+";
   EXPECT_THAT(refusal(dir, json), HasSubstr("pre_tokenizer Sequence"));
+}
+
+/// Qwen2's layout: an NFC normalizer before its Split + ByteLevel. Texts
+/// encode as their NFC (from V8's normalize, UnicodeNfcReference.json) does
+/// without the normalizer; added tokens are cut as the tokenizers library
+/// cuts them: the raw text at the ones not "normalized" (Qwen2's), the
+/// normalized parts at the others.
+TEST(TokenizerHfJson, Qwen2NormalizesToNfcAroundItsAddedTokens) {
+  Json json = gpt2Json(true);
+  json["pre_tokenizer"] = splitThenByteLevel(kQwen2Regex);
+  json["added_tokens"][0]["normalized"] = false;
+  json["added_tokens"].push_back({{"id", 50257},
+                                  {"content", "e\xCC\x81"}, // e + U+0301, NFC U+00E9
+                                  {"single_word", false},
+                                  {"lstrip", false},
+                                  {"rstrip", false},
+                                  {"normalized", true},
+                                  {"special", false}});
+  TempDir plainDir, nfcDir;
+  writeBytes(plainDir.file("tokenizer.json"), json.dump());
+  json["normalizer"] = {{"type", "NFC"}};
+  writeBytes(nfcDir.file("tokenizer.json"), json.dump());
+  std::unique_ptr<Tokenizer> plain = openOrFail(plainDir.path());
+  std::unique_ptr<Tokenizer> nfc = openOrFail(nfcDir.path());
+  ASSERT_TRUE(plain && nfc);
+
+  Json reference = Json::parse(readBytes(NFC_REFERENCE_JSON));
+  size_t checked = 0;
+  for (size_t i = 0; i < reference["cases"].size(); i += 3) {
+    std::string text = reference["cases"][i][0], expected = reference["cases"][i][1];
+    if (expected.find("e\xCC\x81") != std::string::npos ||
+        expected.find("\xC3\xA9") != std::string::npos)
+      continue; // the added token's text: checked below
+    SCOPED_TRACE(Json(text).dump());
+    std::vector<int32_t> ids = nfc->encode(text);
+    EXPECT_EQ(ids, plain->encode(expected));
+    std::string decoded, error;
+    ASSERT_TRUE(nfc->decode(ids, &decoded, &error)) << error;
+    EXPECT_EQ(decoded, expected);
+    ++checked;
+  }
+  EXPECT_GE(checked, 2000u);
+
+  auto concat = [](std::initializer_list<std::vector<int32_t>> parts) {
+    std::vector<int32_t> out;
+    for (const auto &part : parts)
+      out.insert(out.end(), part.begin(), part.end());
+    return out;
+  };
+  // <|endoftext|> is cut from the raw text, so "e" and U+0301 never meet.
+  EXPECT_EQ(nfc->encode("Ne<|endoftext|>\xCC\x81x"),
+            concat({plain->encode("Ne"), {50256}, plain->encode("\xCC\x81x")}));
+  // The normalized token's content is normalized too: both spellings of
+  // U+00E9 are that token, in normalized text only.
+  EXPECT_EQ(nfc->encode("caf\xC3\xA9 cafe\xCC\x81"),
+            concat({plain->encode("caf"), {50257}, plain->encode(" caf"), {50257}}));
+  // Without a normalizer, the token is its raw spelling only.
+  EXPECT_EQ(plain->encode("cafe\xCC\x81"), concat({plain->encode("caf"), {50257}}));
+  std::vector<int32_t> precomposed = plain->encode("caf\xC3\xA9");
+  EXPECT_EQ(std::count(precomposed.begin(), precomposed.end(), 50257), 0);
+
+  // NFC as a one-part Sequence is the same normalizer; anything more is refused.
+  json["normalizer"] = {{"type", "Sequence"}, {"normalizers", Json::array({{{"type", "NFC"}}})}};
+  writeBytes(nfcDir.file("tokenizer.json"), json.dump());
+  std::unique_ptr<Tokenizer> sequence = openOrFail(nfcDir.path());
+  ASSERT_TRUE(sequence);
+  EXPECT_EQ(sequence->encode("cafe\xCC\x81"), nfc->encode("cafe\xCC\x81"));
+  json["normalizer"]["normalizers"].push_back({{"type", "Lowercase"}});
+  EXPECT_THAT(refusal(nfcDir, json), HasSubstr("byte-level BPE with normalizer"));
+  json["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_THAT(refusal(nfcDir, json), HasSubstr("(none, or NFC as Qwen2's)"));
 }
 
 /// Llama 2's layout (Prepend and Replace normalizers) and the newer one
@@ -289,8 +366,10 @@ TEST(TokenizerHfJson, UnsupportedFilesAreRefusedByName) {
   json["post_processor"] = {{"type", "Strange"}};
   EXPECT_THAT(refusal(dir, json), HasSubstr("post_processor Strange is not supported"));
   json = gpt2Json(false);
-  json["normalizer"] = {{"type", "NFC"}};
-  EXPECT_THAT(refusal(dir, json), HasSubstr("byte-level BPE with normalizer NFC is not supported"));
+  json["normalizer"] = {{"type", "Lowercase"}};
+  EXPECT_THAT(refusal(dir, json),
+              HasSubstr("byte-level BPE with normalizer {\"type\":\"Lowercase\"} "
+                        "is not supported"));
   json = gpt2Json(false);
   json["model"]["merges"][3] = 17;
   EXPECT_THAT(refusal(dir, json), HasSubstr("merge 3 is neither \"a b\" nor [\"a\", \"b\"]"));
