@@ -15,19 +15,62 @@
 #include <new>
 #include <vector>
 
+#include <sys/mman.h>
+
 namespace tmr {
+
+inline constexpr size_t kMappedBytes = size_t(1) << 20;
+
+/// Memory on a TMR_BUFFER_ALIGNMENT boundary, or null when there is none.
+/// Blocks of kMappedBytes or more are mapped from the kernel and unmapped
+/// when freed: glibc would otherwise raise its mmap threshold after the first
+/// such free and serve the next ones from a heap that keeps their pages
+/// resident, so a process that opens and closes sessions (--bench, a server)
+/// would grow by an arena each time, and a fresh arena would no longer cost
+/// only the pages a run writes. Under AddressSanitizer every block comes
+/// from operator new, so that ASan guards the large ones too. Inline: the
+/// tuner's measuring harness uses it without linking the runtime.
+inline bool alignedBlockIsMapped(size_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#else
+  return bytes >= kMappedBytes;
+#endif
+}
+
+inline void *allocateAligned(size_t bytes) noexcept {
+  if (alignedBlockIsMapped(bytes)) {
+    static_assert(4096 % TMR_BUFFER_ALIGNMENT == 0, "pages are aligned enough");
+    void *pointer =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return pointer == MAP_FAILED ? nullptr : pointer;
+  }
+  return ::operator new(bytes ? bytes : 1, std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow);
+}
+
+/// Frees what allocateAligned(bytes) returned (null is ignored).
+inline void freeAligned(void *pointer, size_t bytes) noexcept {
+  if (!pointer)
+    return;
+  if (alignedBlockIsMapped(bytes))
+    ::munmap(pointer, bytes);
+  else
+    ::operator delete(pointer, std::align_val_t(TMR_BUFFER_ALIGNMENT));
+}
 
 template <typename T> struct AlignedAllocator {
   using value_type = T;
+
   AlignedAllocator() = default;
   template <typename U> AlignedAllocator(const AlignedAllocator<U> &) {}
+
   T *allocate(size_t count) {
-    return static_cast<T *>(
-        ::operator new(count * sizeof(T), std::align_val_t(TMR_BUFFER_ALIGNMENT)));
+    void *pointer = allocateAligned(count * sizeof(T));
+    if (!pointer)
+      throw std::bad_alloc();
+    return static_cast<T *>(pointer);
   }
-  void deallocate(T *pointer, size_t) {
-    ::operator delete(pointer, std::align_val_t(TMR_BUFFER_ALIGNMENT));
-  }
+  void deallocate(T *pointer, size_t count) { freeAligned(pointer, count * sizeof(T)); }
   template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };
 

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/aligned.h"
 #include "runtime/tmr_abi.h"
 
 #include "HalideRuntime.h"
@@ -33,16 +34,15 @@ namespace tmr::executor {
 /// failure instead of throwing: an executor turns it into a message.
 template <typename T> struct Aligned {
   T *data = nullptr;
+  size_t bytes = 0;
   Aligned() = default;
   Aligned(const Aligned &) = delete;
   Aligned &operator=(const Aligned &) = delete;
-  ~Aligned() {
-    if (data)
-      ::operator delete(data, std::align_val_t(TMR_BUFFER_ALIGNMENT));
-  }
+  ~Aligned() { freeAligned(data, bytes); }
   bool allocate(size_t count) {
-    data = static_cast<T *>(::operator new(std::max<size_t>(count, 1) * sizeof(T),
-                                           std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow));
+    freeAligned(data, bytes);
+    bytes = std::max<size_t>(count, 1) * sizeof(T);
+    data = static_cast<T *>(allocateAligned(bytes));
     return data != nullptr;
   }
 };

@@ -54,3 +54,50 @@ if [ "$peak" -gt "$bound" ]; then
   echo "FAIL: peak RSS exceeds the bound by $((peak - bound)) bytes" >&2
   exit 1
 fi
+
+# A Longformer-style encoder up to 8192 tokens: a 256-token window, global
+# tokens and BigBird's random keys. Nothing may grow as T x T (at 8192 tokens
+# one head's scores alone would be 256 MiB, 25 times the planned memory): the
+# peak must stay within the same bound as above at every length, and grow
+# linearly, checked on its increments from 2048 to 4096 and 8192 tokens (2x
+# for linear growth, 4x for quadratic).
+cat > "$work/long_window.tm" <<'SPEC'
+model long_window {
+  vocab = 64
+  d_model = 64
+  max_seq = 8192
+  position = learned
+  encoder {
+    layers = 2
+    heads = 4
+    mask = padding + sliding_window(size = 256) + global(tokens = [0, 1]) + random(per_row = 2, seed = 3)
+  }
+}
+SPEC
+"$tmc" compile "$work/long_window.tm" -o "$work/long_window"
+"$tmc" init-weights "$work/long_window.tm" -o "$work/long_window.safetensors" --seed 1
+check=$("$tmc" check "$work/long_window.tm" --json)
+weights=$(field "$check" weight_bytes)
+declare -A peak_at
+for count in 2048 4096 8192; do
+  tokens=$(python3 -c "import sys; print(','.join(str(i * 7 % 64) for i in range(int(sys.argv[1]))))" "$count")
+  json=$("$work/long_window" --weights "$work/long_window.safetensors" --tokens "$tokens" \
+           --threads 2 --json --bench --bench-runs 1 | tail -1)
+  peak=$(field "$json" peak_rss_bytes)
+  arena=$(field "$json" arena_bytes) # planned for max_seq tokens
+  peak_at[$count]=$peak
+  output=$((count * 64 * 4))
+  bound=$(( (weights + arena + output) * 11 / 10 + allowance ))
+  echo "long_window, $count tokens: peak RSS $peak bytes; weights $weights + arena $arena" \
+       "+ output $output, bound $bound"
+  if [ "$peak" -gt "$bound" ]; then
+    echo "FAIL: peak RSS exceeds the bound by $((peak - bound)) bytes at $count tokens" >&2
+    exit 1
+  fi
+done
+first=$((peak_at[4096] - peak_at[2048])) second=$((peak_at[8192] - peak_at[4096]))
+echo "long_window: peak RSS grows by $first bytes from 2048 to 4096 tokens, $second to 8192"
+if [ $((second * 10)) -gt $((first * 25)) ]; then
+  echo "FAIL: peak RSS grows faster than linearly in T (increments $first, then $second)" >&2
+  exit 1
+fi

@@ -244,6 +244,41 @@ CASES = {
     mask = sliding_window(size = 8) + random(per_row = 3, seed = 9)
     layers 1..1 { mask = dilated_window(size = 16, dilation = 2) + global(tokens = [5]) + random(per_row = 2, seed = 3) }
   }"""), [("x86-64-avx512", "max"), ("x86-64-avx2", "max")]),
+    # Long contexts (4096 tokens, 64 key blocks) under each windowed mask
+    # kind at the sizes users run them: a causal 256-token window (Mistral),
+    # then Longformer's window + globals, BigBird's window + globals + random
+    # keys and a dilated window, one layer each. Errors must not grow with the
+    # number of blocks the online softmax absorbs.
+    "dec-window-4k": (spec("dec_window_4k", """
+  vocab = 31
+  d_model = 32
+  max_seq = 4096
+  position = rope
+  output = lm_head(tied = true)
+  decoder {
+    layers = 2
+    heads = 2
+    d_ff = 40
+    ffn = swiglu
+    norm = pre(rmsnorm(eps = 1e-6))
+    final_norm = rmsnorm(eps = 1e-6)
+    mask = causal + sliding_window(size = 256)
+  }"""), [("x86-64-avx512", "max"), ("x86-64-avx2", 3001)]),
+    "enc-windows-4k": (spec("enc_windows_4k", """
+  vocab = 31
+  d_model = 32
+  max_seq = 4096
+  position = learned
+  output = classifier(classes = 2, pool = first)
+  encoder {
+    layers = 3
+    heads = 2
+    d_ff = 40
+    ffn = gelu
+    mask = padding + sliding_window(size = 256) + global(tokens = [0, 1, 2])
+    layers 1..1 { mask = padding + sliding_window(size = 192) + global(tokens = [0]) + random(per_row = 3, seed = 5) }
+    layers 2..2 { mask = padding + dilated_window(size = 128, dilation = 2) + global(tokens = [0, 2050]) }
+  }"""), [("x86-64-avx512", "max")]),
     # Post-norm BERT-like: segments, embedding norm, padding mask, no mask.
     "enc-segments-postnorm": (spec("enc_segments_postnorm", """
   vocab = 30

@@ -304,6 +304,20 @@ EXPECTED = {
                                   mask=[PADDING, sliding_window(6), global_(0, 1),
                                         random_(3, 0)], precision="f32", kv_cache="f32")),
         decoder=None),
+    "long-windows-4k": model(
+        name="long_windows_4k", vocab=97, d_model=32, max_seq=4096, position=position("learned"),
+        embed_scale=False, embed_norm=None, segments=0, share_embeddings=True,
+        output=HIDDEN, dtype="f32", precision="f32", kv_cache="f32",
+        encoder=stack(
+            layers=3, final_norm=layernorm(1e-5), cross_attention=False,
+            every=layer(heads=2, kv_heads=2, head_dim=16, d_ff=48, ffn="gelu", bias=True,
+                        norm=pre(layernorm(1e-5)), attention=FULL,
+                        mask=[PADDING, sliding_window(256), global_(0, 1, 2)],
+                        precision="f32", kv_cache="f32"),
+            overrides=[(1, 1, dict(mask=[PADDING, sliding_window(192), global_(0),
+                                         random_(3, 5)])),
+                       (2, 2, dict(mask=[PADDING, dilated_window(128, 2), global_(0, 2050)]))]),
+        decoder=None),
 
     # ---- decoders ---------------------------------------------------------
     "gpt2-small-scaled": model(
@@ -326,6 +340,16 @@ EXPECTED = {
                                   bias=False, norm=pre(rmsnorm(1e-6)), attention=FULL,
                                   mask=[CAUSAL],
                                   precision="f32",  # no mask written: decoder default
+                                  kv_cache="f32"))),
+    "long-dec-window-4k": model(
+        name="long_dec_window_4k", vocab=97, d_model=32, max_seq=4096,
+        position=position("rope", theta=10000), embed_scale=False, embed_norm=None, segments=0,
+        share_embeddings=True, output=lm_head(tied=False, bias=False), dtype="f32",
+        precision="f32", kv_cache="f32", encoder=None,
+        decoder=stack(layers=2, final_norm=rmsnorm(1e-6), cross_attention=False,
+                      every=layer(heads=2, kv_heads=2, head_dim=16, d_ff=40, ffn="swiglu",
+                                  bias=True, norm=pre(rmsnorm(1e-6)), attention=FULL,
+                                  mask=[CAUSAL, sliding_window(256)], precision="f32",
                                   kv_cache="f32"))),
     "dec-alibi-window": model(
         name="dec_alibi_window", vocab=97, d_model=64, max_seq=48, position=position("alibi"),

@@ -134,6 +134,20 @@ GENERATED = {
                  ("mask", "padding + sliding_window(size = 6) + global(tokens = [0, 1]) + "
                           "random(per_row = 3, seed = 0)")],
         comment="examples/bigbird-random.tm scaled down"),
+    # 4096 tokens (64 key blocks) under each windowed mask kind, one layer
+    # each: Longformer's window + globals, BigBird's window + globals +
+    # random keys, a dilated window.
+    "long-windows-4k": model(
+        "long_windows_4k",
+        small(max_seq=4096, d_model=32) + [("position", "learned"), ("output", "hidden")],
+        encoder=[("layers", 3), ("heads", 2), ("d_ff", 48), ("ffn", "gelu"),
+                 ("norm", f"pre({LN})"), ("final_norm", LN),
+                 ("mask", "padding + sliding_window(size = 256) + global(tokens = [0, 1, 2])"),
+                 ("layers 1..1", [("mask", "padding + sliding_window(size = 192) + "
+                                           "global(tokens = [0]) + random(per_row = 3, seed = 5)")]),
+                 ("layers 2..2", [("mask", "padding + dilated_window(size = 128, dilation = 2) + "
+                                           "global(tokens = [0, 2050])")])],
+        comment="long contexts: Longformer-, BigBird- and dilated-window layers at 4k tokens"),
     # ---- decoders ----------------------------------------------------------
     "gpt2-small-scaled": model(
         "gpt2_small_scaled",
@@ -148,6 +162,13 @@ GENERATED = {
                  ("ffn", "swiglu"), ("bias", "false"), ("norm", f"pre({RMS})"),
                  ("final_norm", RMS)],
         comment="examples/llama-style.tm scaled down"),
+    "long-dec-window-4k": model(
+        "long_dec_window_4k",
+        small(max_seq=4096, d_model=32) + [("position", "rope"), ("output", "lm_head(tied = false)")],
+        decoder=[("layers", 2), ("heads", 2), ("d_ff", 40), ("ffn", "swiglu"),
+                 ("norm", f"pre({RMS})"), ("final_norm", RMS),
+                 ("mask", "causal + sliding_window(size = 256)")],
+        comment="long contexts: a Mistral-style 256-token window at 4k tokens"),
     "dec-alibi-window": model(
         "dec_alibi_window",
         small() + [("position", "alibi"), ("output", "lm_head(tied = false, bias = true)")],
