@@ -178,7 +178,7 @@ quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std:
   // output then carries (an executable reads either).
   std::unique_ptr<tmr::SafetensorsFile> file =
       tmr::openWeights(input, plan.model.weightScheme.c_str(), expected.data(),
-                       static_cast<int32_t>(expected.size()), &error, /*guardTruncation=*/false);
+                       static_cast<int32_t>(expected.size()), &error, /*guardTruncation=*/true);
   if (!file)
     return makeError(error);
   if (!tmr::checkTensors(*file, input, expected.data(), static_cast<int32_t>(expected.size()),
@@ -266,7 +266,15 @@ quantizeWeightsFile(const KernelPlan &plan, const std::string &input, const std:
           ": a block's largest magnitude is 524160 or more, past f16's range, so every output "
           "it reaches is infinite or NaN (keep its layer in f32 or int8)");
   }
-  if (!tmr::writeSafetensors(output, tensors, &error))
+  // Tensors written as they are come straight from the input's mapping: a
+  // truncation of the input while they are read reads zeros (mapping_guard.h),
+  // and then no output appears.
+  if (!tmr::writeSafetensors(output, tensors, &error, [&](std::string *problem) {
+        if (!file->lost())
+          return true;
+        *problem = file->lostMessage();
+        return false;
+      }))
     return makeError(error);
   std::error_code ec;
   summary.inputBytes = 0;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -160,8 +161,12 @@ struct TensorToWrite {
 
 /// Writes a safetensors file atomically (temp file in the same directory +
 /// rename; nothing is left behind on failure). Tensors are stored in the given
-/// order, the data section starting 8-byte aligned.
+/// order, the data section starting 8-byte aligned. `beforeCommit`, when
+/// given, runs once every byte is written and before the file appears under
+/// `path`: returning false (with *error set) abandons it, e.g. when the
+/// tensors were read from a mapping that a truncation emptied meanwhile.
 bool writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
-                      std::string *error);
+                      std::string *error,
+                      const std::function<bool(std::string *error)> &beforeCommit = {});
 
 } // namespace tmr

@@ -16,7 +16,8 @@
 namespace tmr {
 
 bool writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
-                      std::string *error) {
+                      std::string *error,
+                      const std::function<bool(std::string *error)> &beforeCommit) {
   auto fail = [&](const std::string &message) {
     if (error)
       *error = path + ": " + message;
@@ -82,6 +83,8 @@ bool writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
   for (size_t i = 0; i < tensors.size(); ++i)
     if (sizes[i] > 0 && !out->write(tensors[i].data, sizes[i], error))
       return false;
+  if (beforeCommit && !beforeCommit(error))
+    return false; // the uncommitted file is removed
   return out->commit(error);
 }
 

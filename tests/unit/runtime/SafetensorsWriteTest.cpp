@@ -79,6 +79,34 @@ TEST(SafetensorsWrite, OverwritesAndLeavesNoTempFiles) {
   EXPECT_EQ(*static_cast<const float *>(file->find("b")->data), 2.0f);
 }
 
+/// What `tmc quantize` does when its input was truncated while it read it:
+/// the written file never appears, and one already at the path stays.
+TEST(SafetensorsWrite, ARefusalBeforeCommitLeavesTheOldFile) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  float one = 1, two = 2;
+  ASSERT_TRUE(writeSafetensors(path, {{"a", TMR_F32, {1}, &one}}, nullptr));
+  std::string error;
+  bool asked = false;
+  EXPECT_FALSE(
+      writeSafetensors(path, {{"b", TMR_F32, {1}, &two}}, &error, [&](std::string *problem) {
+        asked = true;
+        *problem = "in.safetensors was truncated";
+        return false;
+      }));
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(error, "in.safetensors was truncated");
+  EXPECT_THAT(dir.list(), ElementsAre("w.safetensors"));
+  auto file = SafetensorsFile::open(path, nullptr);
+  ASSERT_NE(file, nullptr);
+  EXPECT_NE(file->find("a"), nullptr);
+  ASSERT_TRUE(writeSafetensors(path, {{"b", TMR_F32, {1}, &two}}, nullptr,
+                               [](std::string *) { return true; }));
+  file = SafetensorsFile::open(path, nullptr);
+  ASSERT_NE(file, nullptr);
+  EXPECT_NE(file->find("b"), nullptr);
+}
+
 TEST(SafetensorsWrite, MissingDirectoryLeavesNothing) {
   TempDir dir;
   float one = 1;
