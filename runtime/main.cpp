@@ -281,7 +281,7 @@ int runMain(int argc, char **argv) {
       rows += static_cast<int64_t>(generated.size());
     }
   }
-  // Done with its caches: --bench runs fresh sessions, and its peak RSS should
+  // Done with its caches: --bench runs a session of its own, and its peak RSS should
   // count one session's memory, as a user's process holds.
   session.reset();
   const int64_t maxNew = generation.maxNew;
