@@ -21,21 +21,24 @@ namespace tmr {
 
 inline constexpr size_t kMappedBytes = size_t(1) << 20;
 
+/// AddressSanitizer's initializer: null unless its runtime is linked in.
+extern "C" void __asan_init(void) __attribute__((weak));
+
 /// Memory on a TMR_BUFFER_ALIGNMENT boundary, or null when there is none.
 /// Blocks of kMappedBytes or more are mapped from the kernel and unmapped
 /// when freed: glibc would otherwise raise its mmap threshold after the first
 /// such free and serve the next ones from a heap that keeps their pages
 /// resident, so a process that opens and closes sessions (--bench, a server)
 /// would grow by an arena each time, and a fresh arena would no longer cost
-/// only the pages a run writes. Under AddressSanitizer every block comes
-/// from operator new, so that ASan guards the large ones too. Inline: the
-/// tuner's measuring harness uses it without linking the runtime.
+/// only the pages a run writes. In a process that links AddressSanitizer
+/// every block comes from operator new, so that ASan guards the large ones
+/// too: decided by the process, not by how each object was compiled, since a
+/// sanitizer build's instrumented runtime links with uninstrumented model
+/// code and a block may be freed by the other side. Inline: the tuner's
+/// measuring harness uses it without linking the runtime.
 inline bool alignedBlockIsMapped(size_t bytes) {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#else
-  return bytes >= kMappedBytes;
-#endif
+  static const bool asan = &__asan_init != nullptr;
+  return !asan && bytes >= kMappedBytes;
 }
 
 inline void *allocateAligned(size_t bytes) noexcept {
