@@ -18,6 +18,12 @@ Expr randomKey(const MaskDesc &mask, const Expr &row, int r) {
   return cast<int>(z % cast<uint64_t>(Expr(static_cast<uint64_t>(mask.maxSeq))));
 }
 
+Expr alibiBias(const MaskDesc &mask, int64_t heads, const Expr &h, const Expr &pos, const Expr &j) {
+  Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(heads));
+  Expr distance = mask.decoder ? pos - j : abs(pos - j);
+  return -slope * cast<float>(distance);
+}
+
 Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &length) {
   Expr ok = Internal::const_true();
   if (mask.causal)

@@ -19,6 +19,12 @@ namespace tmc::halide {
 /// frontend/Masks.h, in Halide's 64-bit integer arithmetic).
 Halide::Expr randomKey(const MaskDesc &mask, const Halide::Expr &row, int r);
 
+/// ALiBi's bias of head `h` (of `heads`) for query position `pos` and key
+/// `j`: -2^(-8 (h + 1) / heads) times their distance (pos - j in a decoder,
+/// |pos - j| in an encoder). The logit is logit + this.
+Halide::Expr alibiBias(const MaskDesc &mask, int64_t heads, const Halide::Expr &h,
+                       const Halide::Expr &pos, const Halide::Expr &j);
+
 /// Whether query position `pos` may see key `j`; `length` is the sequence's
 /// valid length (padding).
 Halide::Expr allowed(const MaskDesc &mask, const Halide::Expr &pos, const Halide::Expr &j,

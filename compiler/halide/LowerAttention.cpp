@@ -45,11 +45,8 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
 
   Expr pos = keys - queries + i;
   Expr logit = score(j, i, h) * static_cast<float>(kernel.scale);
-  if (kernel.mask.alibi) {
-    Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(kernel.heads));
-    Expr distance = kernel.mask.decoder ? pos - j : abs(pos - j);
-    logit = logit - slope * cast<float>(distance);
-  }
+  if (kernel.mask.alibi)
+    logit = logit + alibiBias(kernel.mask, kernel.heads, h, pos, j);
   // The mask is evaluated once per (key, query) and read twice.
   Func visible("visible");
   visible(j, i) = allowed(kernel.mask, pos, j, length);

@@ -67,11 +67,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   score(jj, i, h, kb) += q(rd, h, min(i, queries - 1)) * keysT(jj, rd, h, kb);
 
   Expr logit = score(jj, i, h, kb) * static_cast<float>(kernel.scale);
-  if (mask.alibi) {
-    Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(kernel.heads));
-    Expr distance = mask.decoder ? pos - key : abs(pos - key);
-    logit = logit - slope * cast<float>(distance);
-  }
+  if (mask.alibi)
+    logit = logit + alibiBias(mask, kernel.heads, h, pos, key);
   Func visible("visible");
   visible(jj, i, kb) = key < keys && allowed(mask, pos, key, length);
   Func masked("masked_logit");
@@ -145,20 +142,24 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Expr qi = io * tile + ii;
   Func state("state");
   state(c, ii, h, io) = {0.0f, 0.0f, Float(32).min()};
-  Expr oldAcc = state(rc, ii, h, io)[0], oldSum = state(rc, ii, h, io)[1],
-       oldMax = state(headDim - 1, ii, h, io)[2];
-  Expr bMax = blockMax(qi, h, rb);
-  // One exp per query and block, on the last feature's maximum (the same in
-  // every lane): the side with the smaller maximum is scaled down. The
-  // features run in ascending order and the last one is stored last, so
-  // every feature reads the maximum from before this block; LLVM then
-  // computes the exp once for all of a row's vectors (per lane it cost as
-  // much as the block's weights).
-  Expr grows = bMax > oldMax;
-  Expr e = exp(-abs(oldMax - bMax));
-  Expr keepOld = select(grows, e, 1.0f), keepNew = select(grows, 1.0f, e);
-  state(rc, ii, h, io) = {oldAcc * keepOld + blockAcc(rc, qi, h, rb) * keepNew,
-                          oldSum * keepOld + blockSum(qi, h, rb) * keepNew, max(oldMax, bMax)};
+  // Absorbs a block whose weights sum to `sum` and weight `acc` of the
+  // values at feature `f`, under maximum logit `bMax`: one exp per query and
+  // block, on the last feature's maximum (the same in every lane); the side
+  // with the smaller maximum is scaled down. The features run in ascending
+  // order and the last one is stored last, so every feature reads the
+  // maximum from before this block; LLVM then computes the exp once for all
+  // of a row's vectors (per lane it cost as much as the block's weights).
+  auto absorb = [&](Expr f, Expr acc, Expr sum, Expr bMax) {
+    Expr oldAcc = state(f, ii, h, io)[0], oldSum = state(f, ii, h, io)[1],
+         oldMax = state(headDim - 1, ii, h, io)[2];
+    Expr grows = bMax > oldMax;
+    Expr e = exp(-abs(oldMax - bMax));
+    Expr keepOld = select(grows, e, 1.0f), keepNew = select(grows, 1.0f, e);
+    return Tuple(oldAcc * keepOld + acc * keepNew, oldSum * keepOld + sum * keepNew,
+                 max(oldMax, bMax));
+  };
+  state(rc, ii, h, io) =
+      absorb(rc, blockAcc(rc, qi, h, rb), blockSum(qi, h, rb), blockMax(qi, h, rb));
 
   // Random keys outside the blocks a query's tile walks, gathered one by
   // one and absorbed as one more block: draw r of query i counts when the
@@ -193,11 +194,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     drawnScore(r, i, h) = 0.0f;
     drawnScore(r, i, h) += q(rd, h, iq) * keyValueElement(k(rd, h / group, row), kernel);
     Expr logitR = drawnScore(r, i, h) * static_cast<float>(kernel.scale);
-    if (mask.alibi) {
-      Expr slope = pow(2.0f, -8.0f * cast<float>(h + 1) / static_cast<float>(kernel.heads));
-      Expr distance = mask.decoder ? posI - key : abs(posI - key);
-      logitR = logitR - slope * cast<float>(distance);
-    }
+    if (mask.alibi)
+      logitR = logitR + alibiBias(mask, kernel.heads, h, posI, key);
     drawnLogit(r, i, h) = select(drawnValid(r, i), logitR, Float(32).min());
     RDom rDraw(0, draws, "r_draw");
     drawnMax(i, h) = Float(32).min();
@@ -211,14 +209,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     drawnAcc(c, i, h) +=
         drawnWeight(rDraw, i, h) * keyValueElement(v(c, h / group, drawnRow), kernel);
     // Absorbed as a block, per feature (a reduction variable, as above).
-    Expr accNow = state(rf, ii, h, io)[0], sumNow = state(rf, ii, h, io)[1],
-         maxNow = state(headDim - 1, ii, h, io)[2];
-    Expr dMax = drawnMax(qi, h);
-    Expr dGrows = dMax > maxNow;
-    Expr dE = exp(-abs(maxNow - dMax));
-    Expr dKeepOld = select(dGrows, dE, 1.0f), dKeepNew = select(dGrows, 1.0f, dE);
-    state(rf, ii, h, io) = {accNow * dKeepOld + drawnAcc(rf, qi, h) * dKeepNew,
-                            sumNow * dKeepOld + drawnSum(qi, h) * dKeepNew, max(maxNow, dMax)};
+    state(rf, ii, h, io) = absorb(rf, drawnAcc(rf, qi, h), drawnSum(qi, h), drawnMax(qi, h));
   }
 
   Func out("attention");
