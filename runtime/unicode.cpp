@@ -45,7 +45,8 @@ template <typename Map, size_t N> const Map *findMap(const Map (&table)[N], char
 
 // Hangul syllable decomposition constants (The Unicode Standard, 3.12).
 constexpr char32_t kHangulBase = 0xAC00, kJamoL = 0x1100, kJamoV = 0x1161, kJamoT = 0x11A7;
-constexpr char32_t kHangulCount = 11172, kJamoVCount = 21, kJamoTCount = 28;
+constexpr char32_t kJamoLCount = 19, kJamoVCount = 21, kJamoTCount = 28;
+constexpr char32_t kHangulCount = kJamoLCount * kJamoVCount * kJamoTCount;
 
 } // namespace
 
@@ -145,6 +146,16 @@ bool appendHangulJamo(char32_t c, std::u32string &out) {
   if (char32_t t = index % kJamoTCount)
     out += kJamoT + t;
   return true;
+}
+
+char32_t composeHangul(char32_t first, char32_t second) {
+  if (first >= kJamoL && first < kJamoL + kJamoLCount && second >= kJamoV &&
+      second < kJamoV + kJamoVCount)
+    return kHangulBase + ((first - kJamoL) * kJamoVCount + (second - kJamoV)) * kJamoTCount;
+  if (first >= kHangulBase && first < kHangulBase + kHangulCount &&
+      (first - kHangulBase) % kJamoTCount == 0 && second > kJamoT && second < kJamoT + kJamoTCount)
+    return first + (second - kJamoT);
+  return 0;
 }
 
 void appendStripped(char32_t c, std::u32string &out) {

@@ -58,6 +58,9 @@ void appendLower(char32_t c, std::u32string &out);
 /// 3.12) and returns true; returns false, appending nothing, for any other
 /// code point.
 bool appendHangulJamo(char32_t c, std::u32string &out);
+/// The Hangul syllable that `first` and `second` compose into (a leading
+/// and a vowel jamo, or an LV syllable and a trailing jamo), or 0.
+char32_t composeHangul(char32_t first, char32_t second);
 /// Appends what remains of `c` after canonical decomposition (NFD) with the
 /// nonspacing marks removed: BERT's _run_strip_accents one code point at a
 /// time. Hangul syllables decompose into their jamo, as NFD does.

@@ -29,9 +29,6 @@ struct Composition {
 
 #include "runtime/unicode_nfc_tables.inc"
 
-constexpr char32_t kHangulBase = 0xAC00, kJamoL = 0x1100, kJamoV = 0x1161, kJamoT = 0x11A7;
-constexpr char32_t kJamoLCount = 19, kJamoVCount = 21, kJamoTCount = 28;
-constexpr char32_t kHangulCount = kJamoLCount * kJamoVCount * kJamoTCount;
 /// Above every rank: what a leading non-starter blocks with.
 constexpr char32_t kBlocked = 256;
 
@@ -62,12 +59,8 @@ void appendDecomposed(char32_t c, std::u32string &out) {
 
 /// The primary composite of (first, second), or 0 when there is none.
 char32_t composePair(char32_t first, char32_t second) {
-  if (first >= kJamoL && first < kJamoL + kJamoLCount && second >= kJamoV &&
-      second < kJamoV + kJamoVCount)
-    return kHangulBase + ((first - kJamoL) * kJamoVCount + (second - kJamoV)) * kJamoTCount;
-  if (first >= kHangulBase && first < kHangulBase + kHangulCount &&
-      (first - kHangulBase) % kJamoTCount == 0 && second > kJamoT && second < kJamoT + kJamoTCount)
-    return first + (second - kJamoT);
+  if (char32_t syllable = composeHangul(first, second))
+    return syllable;
   const Composition *it =
       std::lower_bound(std::begin(kCompositions), std::end(kCompositions), std::pair(first, second),
                        [](const Composition &c, std::pair<char32_t, char32_t> v) {
