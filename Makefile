@@ -48,6 +48,10 @@ demo: build
 	  --prompt "And Jesus said unto them" --max-new 40
 	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
 	  --prompt "The LORD is my shepherd" --max-new 40 --temperature 0.7 --top-k 20 --seed 1
+	@echo "# Many prompts at once (one JSON object a line), then the same model as an HTTP server:"
+	$(DEMO_DIR)/kjv --weights examples/kjv/kjv.safetensors --tokenizer examples/kjv/tokenizer \
+	  --batch-input examples/kjv/prompts.jsonl --max-new 24 --temperature 0.7 --seed 1
+	bash scripts/serve_demo.sh $(DEMO_DIR)/kjv examples/kjv/kjv.safetensors examples/kjv/tokenizer
 	@echo "# The same model as a Hugging Face folder (config.json, model.safetensors, tokenizer.json):"
 	python3 examples/kjv/export_hf.py $(DEMO_DIR)/kjv-hf
 	$(BUILD_DIR)/bin/tmc import $(DEMO_DIR)/kjv-hf -o $(DEMO_DIR)/kjv-hf.tm

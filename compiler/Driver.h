@@ -23,6 +23,7 @@ struct CompileOptions {
   Stage emit = Stage::Exe;
   unsigned optLevel = 2;
   int threads = 0;              ///< default thread count baked into the executable
+  int maxBatch = 16;            ///< sequences one run may carry (tmr_model_desc.max_batch)
   bool printIRAfterAll = false;
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)

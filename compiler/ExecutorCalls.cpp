@@ -13,7 +13,31 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 namespace tmc::executorgen {
+
+namespace {
+
+/// Kernels whose output rows each read only their own input rows and
+/// nothing of their position: they may run over any rows, the last alone
+/// or a batch's sequences together.
+bool rowWise(tmk::KernelKind kind) {
+  switch (kind) {
+  case tmk::KernelKind::linear:
+  case tmk::KernelKind::add:
+  case tmk::KernelKind::activation:
+  case tmk::KernelKind::gated_activation:
+  case tmk::KernelKind::norm:
+  case tmk::KernelKind::add_norm:
+  case tmk::KernelKind::segments:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
 
 void ExecutorWriter::cacheAppend(const KernelCall &call) {
   const CacheDesc &cache = plan.caches[call.args[1].slot.index];
@@ -22,9 +46,108 @@ void ExecutorWriter::cacheAppend(const KernelCall &call) {
   const char *storage = cache.precision == "f16"    ? "CacheStorage::F16"
                         : cache.precision == "bf16" ? "CacheStorage::BF16"
                                                     : "CacheStorage::F32";
+  const int64_t stride = from.strided() ? from.rowStride : cache.width;
   os << "      appendCacheRows(" << pointer(call.args[1].slot) << ", " << storage << ", "
-     << cache.width << ", P, " << pointer(from) << ", T, "
-     << (from.strided() ? from.rowStride : cache.width) << ");\n";
+     << cache.width << ", " << pointer(Slot{Slot::Kind::Offset}) << ", " << pointer(from)
+     << (inSequence ? " + s.first * " + std::to_string(stride) : std::string()) << ", "
+     << extent(BufferShape::kTokens) << ", " << stride << ");\n";
+}
+
+std::string ExecutorWriter::pointer(const Slot &slot) const {
+  if (inSequence)
+    switch (slot.kind) {
+    case Slot::Kind::Offset:
+      return "s.offset";
+    case Slot::Kind::Length:
+      return "s.length";
+    case Slot::Kind::Cache:
+      return "s.cache + " + std::to_string(plan.caches[slot.index].offset);
+    default:
+      break;
+    }
+  return slotPointer(slot, plan, prepared);
+}
+
+std::string ExecutorWriter::extent(int64_t extent) const {
+  if (inSequence && extent == BufferShape::kTokens)
+    return "s.tokens";
+  if (inSequence && extent == BufferShape::kKeys)
+    return "s.offset + s.tokens";
+  return extentText(extent);
+}
+
+/// Whether `arg` is an activation (or the output) of fixed rows, not one
+/// row per token: a pooled row, Linformer's keys projected to k rows, a
+/// classifier's output. Each sequence has its own.
+static bool fixedRows(const CallArg &arg) {
+  return (arg.slot.kind == Slot::Kind::Arena || arg.slot.kind == Slot::Kind::Output) &&
+         !arg.shape.isScalar &&
+         (arg.shape.extents.empty() || arg.shape.extents.back() != BufferShape::kTokens);
+}
+
+/// Whether `call` runs once per sequence of a batched run: anything that
+/// reads positions, lengths or caches, mixes rows (attention, pooling,
+/// rotary and learned positions) or has rows of its own (fixedRows).
+/// Row-wise kernels over token rows run once over all rows, so a batch of
+/// decoding steps multiplies its weights as one GEMM.
+bool ExecutorWriter::perSequence(const KernelCall &call) const {
+  if (call.phase != KernelCall::Phase::Step)
+    return false;
+  if (call.kind == KernelCall::Kind::CacheAppend)
+    return true;
+  if (!rowWise(plan.kernels[call.kernel].kind))
+    return true;
+  for (const CallArg &arg : call.args) {
+    switch (arg.slot.kind) {
+    case Slot::Kind::Offset:
+    case Slot::Kind::Length:
+    case Slot::Kind::SourceLength:
+    case Slot::Kind::Cache:
+      return true;
+    default:
+      break;
+    }
+    if (fixedRows(arg))
+      return true;
+    for (int64_t e : arg.shape.extents)
+      if (e == BufferShape::kKeys)
+        return true;
+  }
+  return false;
+}
+
+/// Whether one run may carry several sequences (tmr_model_desc.max_batch):
+/// models with no encode phase, on the CPU, whose values of fixed rows are
+/// each made and read inside one loop over the sequences (phase() groups
+/// consecutive per-sequence calls), so that no sequence's value is
+/// overwritten by the next's before it is read. Otherwise the runtime runs
+/// a batch's sequences one by one.
+bool ExecutorWriter::batchable() const {
+  if (gpu || plan.hasEncode)
+    return false;
+  std::map<int64_t, int> writtenIn; // a fixed-rows arena value's offset -> its loop
+  int loop = -1;
+  bool inLoop = false;
+  for (const KernelCall &call : plan.calls) {
+    if (call.phase != KernelCall::Phase::Step)
+      continue;
+    const bool per = perSequence(call);
+    if (per && !inLoop)
+      ++loop;
+    inLoop = per;
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const CallArg &arg = call.args[a];
+      if (arg.slot.kind != Slot::Kind::Arena || !fixedRows(arg))
+        continue;
+      if (a + 1 == call.args.size()) {
+        writtenIn[arg.slot.index] = loop;
+      } else if (auto it = writtenIn.find(arg.slot.index);
+                 it != writtenIn.end() && (it->second != loop || !per)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 /// Whether `call` writes the run's per-token output: with last_row_only it
@@ -36,20 +159,12 @@ bool ExecutorWriter::lastRowSliced(const KernelCall &call) const {
   if (call.phase != KernelCall::Phase::Step || plan.outputRows != 0 ||
       call.args.back().slot.kind != Slot::Kind::Output)
     return false;
-  switch (plan.kernels[call.kernel].kind) {
-  case tmk::KernelKind::linear:
-  case tmk::KernelKind::add:
-  case tmk::KernelKind::activation:
-  case tmk::KernelKind::gated_activation:
-  case tmk::KernelKind::norm:
-  case tmk::KernelKind::add_norm:
-    return true;
-  default:
-    // No spec ends in another kernel (every stack ends in a linear, norm or
-    // residual add); one that did would not honour last_row_only silently.
+  // No spec ends in another kernel (every stack ends in a linear, norm or
+  // residual add); one that did would not honour last_row_only silently.
+  if (!rowWise(plan.kernels[call.kernel].kind))
     llvm::report_fatal_error(llvm::Twine("the output is written by ") +
                              plan.kernels[call.kernel].symbol() + ", which is not row-wise");
-  }
+  return true;
 }
 
 void ExecutorWriter::kernelCall(const KernelCall &call) {
@@ -60,13 +175,22 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
   std::vector<std::string> perCall;
   std::vector<std::string> arguments = kernelArguments(call, pack, &perCall);
   const bool sliced = lastRowSliced(call);
+  // With last_row_only, each sequence's last row: one call over all rows when
+  // every sequence has one (decoding steps), else one call per sequence.
   if (sliced)
-    os << "      const int32_t R = lastRow ? 1 : T; // the rows this call computes\n"
-       << "      const int64_t first = T - R;\n";
+    os << "      const bool eachLast = lastRow && T != B;\n"
+       << "      for (int32_t b = 0; b < (eachLast ? B : 1); ++b) {\n"
+       << "      const int32_t R = eachLast ? 1 : lastRow ? B : T; // the rows this call computes\n"
+       << "      const int64_t first = eachLast ? seqs[b].first + seqs[b].tokens - 1 : 0;\n"
+       << "      float *const out = output + (eachLast ? b : 0) * int64_t(" << plan.outputWidth
+       << ");\n";
   views(call, pack, sliced);
   if (std::string decode = decodeSuffix(kernel); !decode.empty())
-    os << "      if (int rc = (" << (sliced ? "R" : "T") << " == 1 ? " << name << decode << " : "
-       << name << ")(";
+    os << "      if (int rc = ("
+       << (sliced       ? std::string("R")
+           : inSequence ? std::string("s.tokens")
+                        : std::string("T"))
+       << " == 1 ? " << name << decode << " : " << name << ")(";
   else
     os << "      if (int rc = " << name << "(";
   llvm::interleaveComma(arguments, os);
@@ -76,15 +200,25 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
     llvm::interleaveComma(perCall, os);
     os << "}))\n        return kernelFailed(err, errLen, " << site << ", rc);\n";
   }
-  if (options.trace) {
-    // Rows are the outermost extent; a row is everything inside it.
-    const CallArg &out = call.args.back();
-    int64_t width = 1;
-    for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
-      width *= out.shape.extents[d];
-    os << "      tmr_trace_call(" << &call - plan.calls.data() << ", " << pointer(out.slot) << ", "
-       << (sliced ? "R" : extentText(out.shape.extents.back())) << ", " << width << ");\n";
+  if (sliced) {
+    trace(call, true);
+    os << "      }\n";
   }
+}
+
+/// Reports the call's output (runtime/trace.h): after a per-sequence call's
+/// loop, all of its rows.
+void ExecutorWriter::trace(const KernelCall &call, bool sliced) {
+  if (!options.trace)
+    return;
+  // Rows are the outermost extent; a row is everything inside it.
+  const CallArg &out = call.args.back();
+  int64_t width = 1;
+  for (size_t d = 0; d + 1 < out.shape.extents.size(); ++d)
+    width *= out.shape.extents[d];
+  os << "      tmr_trace_call(" << &call - plan.calls.data() << ", "
+     << (sliced ? std::string("out") : pointer(out.slot)) << ", "
+     << (sliced ? "R" : extentText(out.shape.extents.back())) << ", " << width << ");\n";
 }
 
 /// A View per buffer argument the call makes for itself (on a GPU, weights
@@ -99,15 +233,20 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
       continue;
     }
     // A sliced call's per-token inputs start at row `first` (the output
-    // is the caller's R rows).
-    const bool rows =
-        sliced && !arg.shape.extents.empty() && arg.shape.extents.back() == BufferShape::kTokens;
+    // is `out`, the caller's R rows); a sequence's, at its first row.
+    const bool rows = (sliced || inSequence) && !arg.shape.extents.empty() &&
+                      arg.shape.extents.back() == BufferShape::kTokens;
     std::string start = pointer(arg.slot);
-    if (rows && arg.slot.kind != Slot::Kind::Output) {
+    if (sliced && arg.slot.kind == Slot::Kind::Output) {
+      start = "out";
+    } else if (inSequence && arg.slot.kind == Slot::Kind::Output && fixedRows(arg)) {
+      // A classifier's rows: output_rows per sequence, in the run's order.
+      start = llvm::formatv("output + b * int64_t({0})", plan.outputRows * plan.outputWidth).str();
+    } else if (rows) {
       int64_t row = arg.slot.strided() ? arg.slot.rowStride : 1;
       for (size_t d = 0; !arg.slot.strided() && d + 1 < arg.shape.extents.size(); ++d)
         row *= arg.shape.extents[d];
-      start = llvm::formatv("{0} + first * {1}", start, row).str();
+      start = llvm::formatv("{0} + {1} * {2}", start, sliced ? "first" : "s.first", row).str();
     }
     os << "      View a" << a << "(" << start << ", "
        << (arg.shape.isInt32    ? "halide_type_int"
@@ -115,7 +254,7 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
                                 : "halide_type_float")
        << ", {";
     llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) {
-      os << (rows && e == BufferShape::kTokens ? std::string("R") : extentText(e));
+      os << (sliced && e == BufferShape::kTokens ? std::string("R") : extent(e));
     });
     os << "}";
     if (arg.slot.strided())

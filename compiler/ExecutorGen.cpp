@@ -215,7 +215,11 @@ void ExecutorWriter::run() {
 void ExecutorWriter::prologue() {
   os << "  RunSizes sizes;\n"
      << "  if (int rc = checkRun(*args, kModel, &sizes, err, errLen))\n    return rc;\n"
-     << "  const int32_t P = sizes.offset;\n";
+     << "  const int32_t P = sizes.offset;\n"
+     << "  (void)P;\n"
+     << "  SequenceRuns seqs;\n"
+     << "  if (int rc = seqs.open(*args, kModel, err, errLen))\n    return rc;\n"
+     << "  const int32_t B = seqs.count;\n";
   if (plan.hasEncode)
     os << "  const int32_t S = sizes.source, SL = sizes.sourceLength;\n";
   os << "  RunOutput runOutput;\n"
@@ -239,9 +243,35 @@ void ExecutorWriter::prologue() {
 /// the arena for it.
 void ExecutorWriter::phase(KernelCall::Phase phase) {
   openScope(phase);
-  for (const KernelCall &call : plan.calls)
-    if (call.phase == phase)
-      this->call(call, phase);
+  // Consecutive per-sequence calls share one loop over the run's sequences,
+  // so that a value of fixed rows (a pooled row, Linformer's projected keys)
+  // is made and read for one sequence before the next overwrites it.
+  const std::vector<KernelCall> &calls = plan.calls;
+  for (size_t i = 0; i < calls.size();) {
+    if (calls[i].phase != phase) {
+      ++i;
+      continue;
+    }
+    if (!perSequence(calls[i])) {
+      call(calls[i], phase);
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < calls.size() && calls[end].phase == phase && perSequence(calls[end]))
+      ++end;
+    os << "    for (int32_t b = 0; b < B; ++b) { // each sequence's own rows, positions, cache\n"
+       << "    const SequenceRun &s = seqs[b];\n";
+    inSequence = true;
+    for (size_t k = i; k < end; ++k)
+      call(calls[k], phase);
+    inSequence = false;
+    os << "    }\n";
+    for (size_t k = i; k < end; ++k)
+      if (calls[k].kind == KernelCall::Kind::Kernel)
+        trace(calls[k], false);
+    i = end;
+  }
 }
 
 void ExecutorWriter::openScope(KernelCall::Phase phase) {
@@ -268,13 +298,17 @@ void ExecutorWriter::openScope(KernelCall::Phase phase) {
 
 /// One call: its profile timer, then the kernel or the cache append.
 void ExecutorWriter::call(const KernelCall &call, KernelCall::Phase phase) {
+  // A run of decoding steps (one token per sequence) is profiled as steps.
   os << "    { // " << call.opName << " " << call.location << "\n"
      << "      ProfileTimer timer(profileSlots[" << &call - plan.calls.data() << "], "
-     << (phase == KernelCall::Phase::Encode ? "2" : "T == 1 ? 1 : 0") << ");\n";
+     << (phase == KernelCall::Phase::Encode ? "2" : "T == B ? 1 : 0") << ");\n";
   if (call.kind == KernelCall::Kind::CacheAppend)
     cacheAppend(call);
   else
     kernelCall(call);
+  // A per-sequence call is traced after its loop (phase()), all its rows.
+  if (!inSequence && call.kind == KernelCall::Kind::Kernel && !lastRowSliced(call))
+    trace(call, false);
   os << "    }\n";
 }
 
@@ -290,7 +324,8 @@ void ExecutorWriter::modelDescriptor() {
      << (needsPrepare ? "prepare, release" : "nullptr, nullptr") << ",\n  " << model.dModel << ", "
      << model.layers << ", " << arenaFloats << ", " << prepared.floats << ",\n  "
      << (model.weightScheme.empty() ? std::string("nullptr") : cxxStringLiteral(model.weightScheme))
-     << ",\n};\n\n} // namespace\n\n"
+     << ",\n  " << (batchable() ? options.maxBatch : 1) << ", "
+     << std::max(plan.arenaWidth, plan.encodeArenaWidth) << ",\n};\n\n} // namespace\n\n"
      << "extern \"C\" const tmr_model_desc *tmr_compiled_model" << suffix << "(void) {\n"
      << "  profile.select();\n  return &kModel;\n}\n";
   if (suffix.empty())

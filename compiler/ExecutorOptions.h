@@ -19,6 +19,9 @@ struct ExecutorOptions {
   int defaultThreads = 0;   ///< `tmc compile --threads`; 0 lets Halide use every core
   TargetInfo target;        ///< the kernels' target: it fixes the packed weight layout
   bool trace = false;       ///< report every kernel call's output (runtime/trace.h)
+  /// `tmc compile --max-batch`: the sequences one run may carry
+  /// (tmr_model_desc.max_batch) where the model can batch them.
+  int maxBatch = 16;
   /// One variant of a multi-ISA build ("_avx2"): its kernels are
   /// tmk_<kernel><suffix> and its model tmr_compiled_model<suffix>(), which
   /// the dispatcher (generateDispatcher) calls. Empty: the executable's only

@@ -42,12 +42,17 @@ private:
   void cacheAppend(const KernelCall &call);
   void kernelCall(const KernelCall &call);
   void views(const KernelCall &call, const PackedWeight *pack, bool sliced);
+  void trace(const KernelCall &call, bool sliced);
   bool lastRowSliced(const KernelCall &call) const;
+  bool perSequence(const KernelCall &call) const;
+  bool batchable() const;
+  /// A row extent as the call being written spells it (per sequence: its own).
+  std::string extent(int64_t extent) const;
   std::vector<std::string> kernelArguments(const KernelCall &call, const PackedWeight *pack,
                                            std::vector<std::string> *perCall);
   void modelDescriptor();
 
-  std::string pointer(const Slot &slot) const { return slotPointer(slot, plan, prepared); }
+  std::string pointer(const Slot &slot) const;
   size_t rawViewOf(const CallArg &arg);
   /// The suffix of a kernel's decoding-step variant ("" when it has none).
   std::string decodeSuffix(const KernelDesc &kernel) const {
@@ -64,6 +69,9 @@ private:
   /// GPU: every weight a kernel reads raw, with the shape it reads it in,
   /// gets one persistent view, uploaded by prepare().
   std::vector<RawView> rawViews;
+  /// The call being written runs once per sequence of the run (inside a
+  /// loop binding `s`, its SequenceRun), not once over all rows.
+  bool inSequence = false;
 };
 
 } // namespace tmc::executorgen

@@ -22,6 +22,9 @@ find_path(_tmc_json_dir nlohmann/json.hpp HINTS ${_tmc_json_dirs} REQUIRED)
 set(_tmc_cross_include ${PROJECT_BINARY_DIR}/runtime-aarch64-include)
 file(MAKE_DIRECTORY ${_tmc_cross_include})
 file(CREATE_LINK ${_tmc_json_dir}/nlohmann ${_tmc_cross_include}/nlohmann SYMBOLIC)
+# Boost's headers (Beast and Asio, for `MODEL serve`) the same way.
+find_path(_tmc_boost_dir boost/beast.hpp REQUIRED)
+file(CREATE_LINK ${_tmc_boost_dir}/boost ${_tmc_cross_include}/boost SYMBOLIC)
 
 set(TMC_AARCH64_LIB_DIR ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/aarch64-linux-gnu)
 ExternalProject_Add(tmr_runtime_aarch64

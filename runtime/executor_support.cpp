@@ -55,6 +55,49 @@ void writeProfile(const ProfileSlot *slots, int count) {
     std::fclose(out);
 }
 
+/// checkRun's checks of a batched run's sequences.
+int checkSequences(const tmr_run_args &args, const tmr_model_desc &model, char *err,
+                   size_t errLen) {
+  if (model.encoder_decoder)
+    return fail(err, errLen,
+                "an encoder-decoder model runs one sequence at a time: "
+                "num_sequences must be 0");
+  const int32_t batch = model.max_batch > 1 ? model.max_batch : 1;
+  if (!args.sequences)
+    return fail(err, errLen, "num_sequences is %d but sequences is NULL", args.num_sequences);
+  if (args.num_sequences < 1 || args.num_sequences > batch)
+    return batch == 1
+               ? fail(err, errLen,
+                      "num_sequences %d: this model runs one sequence at a time (its "
+                      "max_batch is 1)",
+                      args.num_sequences)
+               : fail(err, errLen, "num_sequences %d: this model runs 1 to %d sequences at once",
+                      args.num_sequences, batch);
+  int64_t rows = 0;
+  for (int32_t b = 0; b < args.num_sequences; ++b) {
+    const tmr_sequence_run &s = args.sequences[b];
+    if (s.num_tokens < 1 || s.offset < 0 || s.offset + s.num_tokens > model.max_seq)
+      return fail(err, errLen,
+                  "sequence %d: %lld tokens after %lld cached ones: this model accepts 1 to %lld "
+                  "in all",
+                  b, static_cast<long long>(s.num_tokens), static_cast<long long>(s.offset),
+                  static_cast<long long>(model.max_seq));
+    if (model.cache_bytes == 0 && s.offset != 0)
+      return fail(err, errLen, "sequence %d: this model keeps no cache: offset must be 0", b);
+    if (s.length < 0 || s.length > s.num_tokens)
+      return fail(err, errLen, "sequence %d: length %lld is outside [1, %lld]", b,
+                  static_cast<long long>(s.length), static_cast<long long>(s.num_tokens));
+    if (model.cache_bytes > 0 && !isAligned(s.cache))
+      return fail(err, errLen, "sequence %d: its cache is not aligned to %d bytes", b,
+                  TMR_BUFFER_ALIGNMENT);
+    rows += s.num_tokens;
+  }
+  if (rows != args.num_tokens)
+    return fail(err, errLen, "num_tokens is %lld, the sequences hold %lld",
+                static_cast<long long>(args.num_tokens), static_cast<long long>(rows));
+  return 0;
+}
+
 /// The token, offset and length checks of checkRun.
 int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes,
                    char *err, size_t errLen) {
@@ -134,15 +177,19 @@ int kernelFailed(char *err, size_t errLen, const char *call, int code) {
 
 int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes, char *err,
              size_t errLen) {
-  if (int rc = checkPositions(args, model, sizes, err, errLen))
+  if (args.num_sequences != 0) {
+    if (int rc = checkSequences(args, model, err, errLen))
+      return rc;
+  } else if (int rc = checkPositions(args, model, sizes, err, errLen)) {
     return rc;
+  }
   for (int32_t w = 0; w < model.num_tensors; ++w)
     if (!isAligned(args.weights[w]))
       return fail(err, errLen, "weight '%s' is not aligned to %d bytes", model.tensors[w].name,
                   TMR_BUFFER_ALIGNMENT);
   if (args.arena && !isAligned(args.arena))
     return fail(err, errLen, "the arena is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
-  if (model.cache_bytes > 0 && !isAligned(args.cache))
+  if (model.cache_bytes > 0 && args.num_sequences == 0 && !isAligned(args.cache))
     return fail(err, errLen, "the cache is not aligned to %d bytes", TMR_BUFFER_ALIGNMENT);
   if (args.last_row_only != 0 && args.last_row_only != 1)
     return fail(err, errLen, "last_row_only is %d: 0 or 1", args.last_row_only);
@@ -151,6 +198,36 @@ int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *si
                 "last_row_only: this model's output is %lld row(s) whatever the tokens, not one "
                 "per token",
                 static_cast<long long>(model.output_rows));
+  return 0;
+}
+
+int SequenceRuns::open(const tmr_run_args &args, const tmr_model_desc &model, char *err,
+                       size_t errLen) {
+  count = args.num_sequences > 0 ? args.num_sequences : 1;
+  if (!runs.allocate(static_cast<size_t>(count)))
+    return fail(err, errLen, "out of memory for the run's sequences");
+  std::fill(runs.data, runs.data + count, SequenceRun{}); // allocate() leaves them raw
+  if (args.num_sequences == 0) {
+    // An encoder-decoder's length is its source's: its decoder sees every key.
+    SequenceRun &one = runs.data[0];
+    one.tokens = static_cast<int32_t>(args.num_tokens);
+    one.offset = static_cast<int32_t>(args.offset);
+    one.length = !model.encoder_decoder && args.length > 0 ? static_cast<int32_t>(args.length)
+                                                           : one.offset + one.tokens;
+    one.cache = static_cast<uint8_t *>(args.cache);
+    return 0;
+  }
+  int64_t first = 0;
+  for (int32_t b = 0; b < count; ++b) {
+    const tmr_sequence_run &given = args.sequences[b];
+    SequenceRun &s = runs.data[b];
+    s.first = first;
+    s.tokens = static_cast<int32_t>(given.num_tokens);
+    s.offset = static_cast<int32_t>(given.offset);
+    s.length = given.length > 0 ? static_cast<int32_t>(given.length) : s.offset + s.tokens;
+    s.cache = static_cast<uint8_t *>(given.cache);
+    first += given.num_tokens;
+  }
   return 0;
 }
 

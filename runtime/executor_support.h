@@ -110,6 +110,28 @@ struct RunSizes {
 int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *sizes, char *err,
              size_t errLen);
 
+/// One sequence of a run as its per-sequence calls (attention, positions,
+/// cache appends) see it; a run without tmr_run_args.sequences is one.
+struct SequenceRun {
+  int64_t first = 0;        ///< its first row among the run's rows
+  int32_t tokens = 0;       ///< its rows
+  int32_t offset = 0;       ///< P: its tokens already in its caches
+  int32_t length = 0;       ///< L: its valid keys (offset + tokens unless padded)
+  uint8_t *cache = nullptr; ///< its key/value caches
+};
+
+/// The sequences of a run, checked (checkRun) and resolved.
+class SequenceRuns {
+public:
+  /// Returns 0, or 1 with a message when out of memory.
+  int open(const tmr_run_args &args, const tmr_model_desc &model, char *err, size_t errLen);
+  int32_t count = 0;
+  const SequenceRun &operator[](int32_t b) const { return runs.data[b]; }
+
+private:
+  Aligned<SequenceRun> runs;
+};
+
 /// Returns 0 when `args` carries what prepare() made, else 1 with a message.
 int checkPrepared(const tmr_run_args &args, char *err, size_t errLen);
 

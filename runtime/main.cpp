@@ -22,6 +22,7 @@
 #include "runtime/npy.h"
 #include "runtime/options.h"
 #include "runtime/perplexity.h"
+#include "runtime/serve.h"
 #include "runtime/session.h"
 #include "runtime/tmr.h"
 #include "runtime/tmr_abi.h"
@@ -118,12 +119,41 @@ int runPerplexity(const Options &options, const tmr_model_desc &desc,
   return 0;
 }
 
+/// --batch-input: the generation flags and --max-batch checked, then the file run.
+int runBatchFile(const Options &options, const tmr_model_desc &desc,
+                 const tmr::Tokenizer *tokenizer, const std::vector<const void *> &weights,
+                 const void *prepared, int32_t threads) {
+  std::string error;
+  tmr::GenerationOptions generation;
+  if (!parseGeneration(options, desc, &generation, &error))
+    return usageError(error);
+  bool generates = desc.cache_bytes > 0 && std::string(desc.output_kind) == "logits";
+  if (generation.maxNew > 0 && !generates)
+    return usageError("--max-new: this model does not generate (it returns " +
+                      std::string(desc.output_kind) + "); only a decoder with an LM head does");
+  const int64_t batchLimit = desc.max_batch > 1 ? desc.max_batch : 256;
+  int64_t slots = std::min<int64_t>(16, batchLimit);
+  if (!options.maxBatch.empty() &&
+      !parseBounded("--max-batch", options.maxBatch, 1, batchLimit, &slots, &error))
+    return usageError(error);
+  tmr::serve::BatchFileOptions batch;
+  batch.output = options.output;
+  batch.slots = static_cast<int32_t>(slots);
+  batch.threads = threads;
+  batch.maxNew = generation.maxNew;
+  batch.sampling = generation.sampling;
+  batch.stop = generation.stop;
+  return tmr::serve::runBatchFile(options.batchInput, desc, weights, prepared, tokenizer, batch);
+}
+
 int runMain(int argc, char **argv) {
   std::string error;
   const tmr_model_desc *desc = tmr_compiled_model();
   if (!tmr::checkCompiledModel(desc, &error))
     return reportError(error);
   std::string program = programName(argc > 0 ? argv[0] : nullptr);
+  if (argc > 1 && std::string(argv[1]) == "serve")
+    return tmr::serve::serveCommand(argc - 2, argv + 2, *desc, program);
 
   Options options;
   if (!parseArgs(argc, argv, &options, &error)) {
@@ -136,8 +166,13 @@ int runMain(int argc, char **argv) {
     return 0;
   }
   const bool perplexity = !options.perplexity.empty();
+  const bool batchFile = !options.batchInput.empty();
+  if (batchFile) {
+    if (std::string conflict = batchInputConflict(options, *desc); !conflict.empty())
+      return usageError(conflict);
+  }
   if (options.weights.empty() ||
-      (!perplexity && options.tokens.empty() == options.prompt.empty())) {
+      (!perplexity && !batchFile && options.tokens.empty() == options.prompt.empty())) {
     std::fprintf(stderr, "error: %s\n\n",
                  options.weights.empty()  ? "--weights is required"
                  : options.tokens.empty() ? "--tokens is required (or --prompt with --tokenizer)"
@@ -188,7 +223,7 @@ int runMain(int argc, char **argv) {
     if (static_cast<int64_t>(tokens.size()) > desc->max_seq)
       return usageError("--prompt: " + std::to_string(tokens.size()) +
                          " tokens, this model accepts 1 to " + std::to_string(desc->max_seq));
-  } else if (!perplexity && !parseTokens(options.tokens, *desc, &tokens, &error)) {
+  } else if (!perplexity && !batchFile && !parseTokens(options.tokens, *desc, &tokens, &error)) {
     return usageError(error);
   }
   int64_t threads = 0, benchRuns = 5;
@@ -211,6 +246,9 @@ int runMain(int argc, char **argv) {
   if (perplexity)
     return runPerplexity(options, *desc, *tokenizer, pointers, prepared,
                          static_cast<int32_t>(threads));
+  if (batchFile)
+    return runBatchFile(options, *desc, tokenizer.get(), pointers, prepared,
+                        static_cast<int32_t>(threads));
 
   tmr::GenerationOptions generation;
   if (!parseGeneration(options, *desc, &generation, &error))

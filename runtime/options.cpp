@@ -61,6 +61,13 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
       "  --beam B        length-normalized beam search with B beams\n"
       "  --stop ID       end generation after this token id\n"
       "  --json          print one JSON object: the prompt, the generated ids\n"
+      "  --batch-input FILE  many inputs, one JSON object a line ({\"tokens\": [ids]} or\n"
+      "                  {\"prompt\": TEXT}; optional \"segments\", \"length\", \"max_new\",\n"
+      "                  \"seed\"), run --max-batch at a time; results as JSON lines (stdout\n"
+      "                  or --output FILE.jsonl) or --output FILE.npy [inputs, rows, width]\n"
+      "  --max-batch B   sequences run together, 1 to the compiled --max-batch (default\n"
+      "                  16, or less)\n"
+      "  serve ...       run as an HTTP server (`serve --help` lists its options)\n"
       "  --perplexity FILE  the perplexity of a text file under the model (a decoder\n"
       "                  with an LM head; needs --tokenizer): windows of max_seq\n"
       "                  tokens advancing by max_seq/2, each token scored once\n"
@@ -107,30 +114,49 @@ std::string perplexityConflict(const Options &options, const tmr_model_desc &des
   return "";
 }
 
+std::string batchInputConflict(const Options &options, const tmr_model_desc &desc) {
+  if (desc.encoder_decoder)
+    return "--batch-input: an encoder-decoder model decodes one source at a time";
+  const std::pair<const char *, const std::string *> inputs[] = {
+      {"--tokens", &options.tokens},
+      {"--prompt", &options.prompt},
+      {"--source-tokens", &options.sourceTokens},
+      {"--segments", &options.segments},
+      {"--lengths", &options.lengths},
+      {"--beam", &options.beam},
+      {"--perplexity", &options.perplexity}};
+  for (const auto &[flag, value] : inputs)
+    if (!value->empty())
+      return std::string("--batch-input reads every input from its file; ") + flag +
+             " does not apply";
+  if (options.bench)
+    return "--batch-input reports its own throughput; --bench does not apply";
+  return "";
+}
+
 /// Fills `options` from argv; false + *error for an unknown flag, a missing
 /// value or a flag given twice.
 bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
-  struct Flag {
-    const char *name;
-    std::string *value;
-  } flags[] = {{"--weights", &options->weights},
-               {"--tokens", &options->tokens},
-               {"--source-tokens", &options->sourceTokens},
-               {"--segments", &options->segments},
-               {"--lengths", &options->lengths},
-               {"--output", &options->output},
-               {"--threads", &options->threads},
-               {"--max-new", &options->maxNew},
-               {"--stop", &options->stop},
-               {"--temperature", &options->temperature},
-               {"--top-k", &options->topK},
-               {"--top-p", &options->topP},
-               {"--seed", &options->seed},
-               {"--beam", &options->beam},
-               {"--prompt", &options->prompt},
-               {"--tokenizer", &options->tokenizer},
-               {"--bench-runs", &options->benchRuns},
-               {"--perplexity", &options->perplexity}};
+  FlagValue flags[] = {{"--weights", &options->weights},
+                       {"--tokens", &options->tokens},
+                       {"--source-tokens", &options->sourceTokens},
+                       {"--segments", &options->segments},
+                       {"--lengths", &options->lengths},
+                       {"--output", &options->output},
+                       {"--threads", &options->threads},
+                       {"--max-new", &options->maxNew},
+                       {"--stop", &options->stop},
+                       {"--temperature", &options->temperature},
+                       {"--top-k", &options->topK},
+                       {"--top-p", &options->topP},
+                       {"--seed", &options->seed},
+                       {"--beam", &options->beam},
+                       {"--prompt", &options->prompt},
+                       {"--tokenizer", &options->tokenizer},
+                       {"--bench-runs", &options->benchRuns},
+                       {"--perplexity", &options->perplexity},
+                       {"--batch-input", &options->batchInput},
+                       {"--max-batch", &options->maxBatch}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -145,32 +171,40 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
       options->bench = true;
       continue;
     }
-    size_t eq = arg.find('=');
-    std::string name = arg.substr(0, eq);
-    Flag *flag = nullptr;
-    for (Flag &f : flags)
-      if (name == f.name)
-        flag = &f;
-    if (!flag) {
-      *error = arg.rfind("-", 0) == 0 ? "unknown option '" + name + "'"
-                                      : "unexpected argument '" + arg + "'";
+    if (!readFlagValue(argc, argv, &i, flags, error))
       return false;
-    }
-    std::string value;
-    if (eq != std::string::npos)
-      value = arg.substr(eq + 1);
-    else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
-      value = argv[++i];
-    if (value.empty()) {
-      *error = "missing value for " + name;
-      return false;
-    }
-    if (!flag->value->empty()) {
-      *error = name + " given more than once";
-      return false;
-    }
-    *flag->value = value;
   }
+  return true;
+}
+
+bool readFlagValue(int argc, char **argv, int *i, std::span<const FlagValue> flags,
+                   std::string *error) {
+  std::string arg = argv[*i];
+  size_t eq = arg.find('=');
+  std::string name = arg.substr(0, eq);
+  const FlagValue *flag = nullptr;
+  for (const FlagValue &f : flags)
+    if (name == f.name)
+      flag = &f;
+  if (!flag) {
+    *error = arg.rfind("-", 0) == 0 ? "unknown option '" + name + "'"
+                                    : "unexpected argument '" + arg + "'";
+    return false;
+  }
+  std::string value;
+  if (eq != std::string::npos)
+    value = arg.substr(eq + 1);
+  else if (*i + 1 < argc && std::string(argv[*i + 1]).rfind("--", 0) != 0)
+    value = argv[++*i];
+  if (value.empty()) {
+    *error = "missing value for " + name;
+    return false;
+  }
+  if (!flag->value->empty()) {
+    *error = name + " given more than once";
+    return false;
+  }
+  *flag->value = value;
   return true;
 }
 
@@ -277,6 +311,8 @@ std::string outputOverInput(const Options &options) {
   if (options.output.empty())
     return "";
   std::vector<InputFile> inputs = {{"the weights", options.weights}};
+  if (!options.batchInput.empty())
+    inputs.push_back({"the batch input", options.batchInput});
   if (!options.tokenizer.empty())
     for (const char *name : Tokenizer::kFileNames)
       inputs.push_back({std::string("the tokenizer's ") + name, options.tokenizer + "/" + name});

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,9 +30,21 @@ constexpr int kExitFailure = 1, kExitUsage = 2;
 struct Options {
   std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
   std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
-  std::string benchRuns, perplexity;
+  std::string benchRuns, perplexity, batchInput, maxBatch;
   bool help = false, json = false, bench = false;
 };
+
+/// A flag that takes a value, and the string it is read into.
+struct FlagValue {
+  const char *name;
+  std::string *value;
+};
+
+/// Reads argv[*i], one of `flags` as "--name value" or "--name=value",
+/// into its string (advancing *i past a separate value); false + *error for
+/// an unknown flag, a missing value or a flag given twice.
+bool readFlagValue(int argc, char **argv, int *i, std::span<const FlagValue> flags,
+                   std::string *error);
 
 /// The executable's name as the user typed it (for the usage text).
 std::string programName(const char *argv0);
@@ -65,6 +78,10 @@ bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t c
 /// else the usage error: it needs --tokenizer and a decoder-only model with an
 /// LM head, and takes no input, generation or output flags.
 std::string perplexityConflict(const Options &options, const tmr_model_desc &desc);
+/// "" when --batch-input can run with the other flags given and this model;
+/// else the usage error: the inputs come from the file, and beam search,
+/// --bench and --perplexity do not apply.
+std::string batchInputConflict(const Options &options, const tmr_model_desc &desc);
 /// The generation flags, each checked against its allowed range.
 bool parseGeneration(const Options &options, const tmr_model_desc &desc,
                      GenerationOptions *generation, std::string *error);

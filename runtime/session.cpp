@@ -8,6 +8,28 @@
 
 namespace tmr {
 
+bool runExecutor(const tmr_model_desc &desc, const tmr_run_args &args,
+                 const std::vector<const void *> &weights, std::string *error, bool *weightsLost) {
+  char message[1024] = {0};
+  int status = desc.run(&args, message, sizeof message);
+  // Weights read in place from a file truncated during the run came back as
+  // zeros (mapping_guard.h): whatever the run computed from them is wrong.
+  if (std::string lost = lostWeightsError(weights); !lost.empty()) {
+    if (weightsLost)
+      *weightsLost = true;
+    *error = std::move(lost);
+    return false;
+  }
+  if (status != 0) {
+    message[sizeof message - 1] = '\0';
+    *error = message[0]
+                 ? message
+                 : "the model failed (status " + std::to_string(status) + ") without a message";
+    return false;
+  }
+  return true;
+}
+
 Session::Session(const tmr_model_desc &desc, const std::vector<const void *> &weights,
                  const void *prepared, int32_t threads)
     : desc(desc), weightPointers(&weights), preparedWeights(prepared), threadCount(threads),
@@ -35,21 +57,8 @@ bool Session::run(const std::vector<int32_t> &tokens, const std::vector<int32_t>
   output->assign(static_cast<size_t>(tmr_output_rows(&desc, &args) * desc.output_width),
                  std::numeric_limits<float>::quiet_NaN());
   args.output = output->data();
-  char message[1024] = {0};
-  int status = desc.run(&args, message, sizeof message);
-  // Weights read in place from a file truncated during the run came back as
-  // zeros (mapping_guard.h): whatever the run computed from them is wrong.
-  if (std::string lost = lostWeightsError(*weightPointers); !lost.empty()) {
-    *error = std::move(lost);
+  if (!runExecutor(desc, args, *weightPointers, error))
     return false;
-  }
-  if (status != 0) {
-    message[sizeof message - 1] = '\0';
-    *error = message[0] ? message
-                        : "the model failed (status " + std::to_string(status) +
-                              ") without a message";
-    return false;
-  }
   if (desc.cache_bytes > 0)
     cachedTokens += count;
   return true;

@@ -16,6 +16,13 @@
 
 namespace tmr {
 
+/// Runs `args` through `desc`'s executor; false + *error (the executor's
+/// message, or the weights file's truncation under the run, which also sets
+/// *weightsLost when given) on failure.
+bool runExecutor(const tmr_model_desc &desc, const tmr_run_args &args,
+                 const std::vector<const void *> &weights, std::string *error,
+                 bool *weightsLost = nullptr);
+
 class Session {
 public:
   /// `weights` (in manifest order) and `prepared` (the model's prepare()

@@ -153,6 +153,8 @@ typedef struct tmr_model_info {
                                   head's table is mapped: only rows in use are resident */
   int64_t cache_bytes;         /* key/value caches of one session */
   int64_t arena_bytes;         /* activation arena of one session (at most; rows used are resident) */
+  int32_t max_batch;           /* sequences one batched call carries (tmc compile --max-batch);
+                                  1: the model runs a batch's sequences one by one */
 } tmr_model_info;
 
 tmr_status tmr_model_get_info(const tmr_model *model, tmr_model_info *info);
@@ -211,6 +213,54 @@ tmr_status tmr_prefill(tmr_session *session, const int32_t *tokens, int64_t num_
  * tmr_prefill of one token, and to recomputing the whole sequence. */
 tmr_status tmr_decode_step(tmr_session *session, int32_t token, float *output,
                            size_t output_floats);
+
+/*--- Batches: many sequences at once ------------------------------------------
+ *
+ * A batch holds `slots` sequences, each with its own caches and position.
+ * One tmr_batch_run advances any of them together: prompts of different
+ * lengths, or a decoding step of every active one (num_tokens 1 each). The
+ * model's linears then multiply all the rows as one GEMM and attention runs
+ * per sequence over its own cache, so a step for 16 sequences streams the
+ * weights once. Results equal running each sequence alone in a session.
+ * Slots join and leave between runs (tmr_batch_reset_slot): continuous
+ * batching. Encoders take a batch of inputs with per-input lengths (they keep
+ * no state: any slots). Encoder-decoder models: TMR_ERROR_UNSUPPORTED. */
+
+typedef struct tmr_batch tmr_batch;
+
+/* One sequence's part of a tmr_batch_run. */
+typedef struct tmr_sequence_input {
+  int32_t slot;            /* in [0, slots); at most once per run */
+  const int32_t *tokens;   /* [num_tokens], each in [0, vocab) */
+  int64_t num_tokens;      /* >= 1; the slot's position + num_tokens <= max_seq */
+  const int32_t *segments; /* [num_tokens] in [0, segments), or NULL for all 0 */
+  int64_t length;          /* an encoder's valid (unpadded) prefix, 1..num_tokens; 0: all */
+} tmr_sequence_input;
+
+/* A batch of `slots` (1..65536) empty sequences. A slot's caches are allocated
+ * by its first run (tmr_model_info.cache_bytes each, only rows written
+ * resident). `threads`: as tmr_session_create. */
+tmr_status tmr_batch_create(tmr_model *model, int32_t slots, int32_t threads, tmr_batch **batch);
+
+/* NULL is ignored. */
+void tmr_batch_destroy(tmr_batch *batch);
+
+/* Frees `slot` for a new sequence (its position becomes 0). */
+tmr_status tmr_batch_reset_slot(tmr_batch *batch, int32_t slot);
+
+/* Tokens `slot` holds. */
+tmr_status tmr_batch_position(const tmr_batch *batch, int32_t slot, int64_t *position);
+
+/* Runs `inputs` [count] together, each after the tokens its slot holds.
+ * Writes into `output` [output_floats] each input's rows one after the other:
+ * TMR_ROWS_ALL, its num_tokens rows (a classifier: its output_rows);
+ * TMR_ROWS_LAST, its last row alone (the LM head runs for those rows only).
+ * `output` may be NULL with output_floats 0 to discard it. Errors name the
+ * input: TMR_ERROR_OUT_OF_RANGE (a slot, token, segment id, length or a
+ * position past max_seq), TMR_ERROR_INVALID_ARGUMENT (a slot twice, a buffer
+ * too small). On failure no slot's position moves. */
+tmr_status tmr_batch_run(tmr_batch *batch, const tmr_sequence_input *inputs, int32_t count,
+                         tmr_rows rows, float *output, size_t output_floats);
 
 #ifdef __cplusplus
 }

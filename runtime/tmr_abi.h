@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 8
+#define TMR_ABI_VERSION 9
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -44,6 +44,15 @@ typedef struct tmr_tensor_desc {
   tmr_quantized quantized;
 } tmr_tensor_desc;
 
+/* One sequence of a batched run (tmr_run_args.sequences): its rows are
+ * consecutive in the run's tokens, segments and output, in the order given. */
+typedef struct tmr_sequence_run {
+  int64_t num_tokens; /* >= 1, offset + num_tokens <= max_seq */
+  int64_t offset;     /* its tokens in its cache (0: a new sequence) */
+  int64_t length;     /* valid (unpadded) length of its tokens, 1..num_tokens; 0: all */
+  void *cache;        /* [cache_bytes] its own caches, as tmr_run_args.cache */
+} tmr_sequence_run;
+
 /* What one forward pass reads and writes. A decoder's sequence is fed in
  * runs: a prompt (offset 0), then one token per decoding step, each run
  * appending its keys and values to the caches after `offset` cached rows. */
@@ -51,7 +60,8 @@ typedef struct tmr_run_args {
   const void *const *weights; /* in manifest order, each matching its desc */
   const void *prepared;       /* what prepare() returned for these weights (NULL without one) */
   const int32_t *tokens;      /* [num_tokens], each in [0, vocab) */
-  int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq */
+  int64_t num_tokens;         /* >= 1, offset + num_tokens <= max_seq; with sequences, the
+                                 sum of theirs (the arena must hold that many rows) */
   const int32_t *segments;    /* [num_tokens] segment ids in [0, segments), or NULL for all 0 */
   int64_t offset;             /* tokens of this sequence in the caches (0: a new sequence) */
   int64_t length;             /* valid (unpadded) length of the first stack's input: the
@@ -61,14 +71,22 @@ typedef struct tmr_run_args {
   void *cache;                /* [cache_bytes] zeroed, caller-owned, kept across a sequence's
                                  runs: f32, f16 or bf16 rows, as each cache stores them */
   float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
-                                 or output_rows when that is non-zero */
+                                 or output_rows (per sequence) when that is non-zero */
   int32_t num_threads;        /* 0: the compiled default (all cores unless set) */
   float *arena;               /* [arena_floats] aligned scratch kept by the caller across runs,
                                  or NULL: the run allocates (and frees) its own */
   int32_t last_row_only;      /* 1: a model with one output row per token (output_rows 0)
                                  writes the last token's row alone ([1, output_width]) and runs
                                  its output kernel (the LM head) for that row only: what
-                                 generation reads of a prompt. 0: every row. */
+                                 generation reads of a prompt. 0: every row. With sequences,
+                                 each one's last row: [num_sequences, output_width]. */
+  int32_t num_sequences;      /* 0: one sequence, as offset, length and cache say. 1 to the
+                                 model's max_batch: a batch; tokens (and segments) hold the
+                                 sequences' tokens one after the other (num_tokens in all)
+                                 and offset, length and cache are unused. Row-wise kernels
+                                 (linears, norms) run once over all the rows; attention,
+                                 positions and caches per sequence. */
+  const tmr_sequence_run *sequences; /* [num_sequences] */
 } tmr_run_args;
 
 /* Returns 0 on success, else writes a message into err (err_len bytes). */
@@ -118,12 +136,18 @@ typedef struct tmr_model_desc {
                                  Hugging Face family ("gpt2", "bert", "llama"): the weights are
                                  a checkpoint as save_pretrained writes it (a folder, sharded
                                  or not), read under canonical names at load */
+  int32_t max_batch;          /* sequences one run may carry (num_sequences); 0 or 1: one */
+  int64_t arena_row_floats;   /* arena floats per row of a run (arena_floats for max_seq rows):
+                                 a batched run of R rows in all needs R times this */
 } tmr_model_desc;
 
-/* The rows of a run's output: the model's fixed count, or one per token, or
- * with last_row_only the last token's alone. */
+/* The rows of a run's output: the model's fixed count for each sequence, or
+ * one per token, or with last_row_only each sequence's last token's alone. */
 static inline int64_t tmr_output_rows(const tmr_model_desc *model, const tmr_run_args *args) {
-  return model->output_rows ? model->output_rows : args->last_row_only ? 1 : args->num_tokens;
+  const int64_t sequences = args->num_sequences > 1 ? args->num_sequences : 1;
+  if (model->output_rows) /* a classifier's rows, for each sequence */
+    return model->output_rows * sequences;
+  return args->last_row_only ? sequences : args->num_tokens;
 }
 
 /* Halide's errors (runtime/halide_error.cpp defines halide_error, replacing

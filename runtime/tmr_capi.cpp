@@ -44,29 +44,10 @@ namespace {
 
 thread_local std::string lastError;
 
-tmr_status fail(tmr_status status, std::string message) {
-  lastError = std::move(message);
-  return status;
-}
+using tmr::capi::fail;
+using tmr::capi::guarded;
 
-void release(tmr_model *model) {
-  if (model && model->references.fetch_sub(1) == 1)
-    delete model;
-}
-
-/// Runs `body` with the last error cleared and every exception turned into a status.
-template <typename Body> tmr_status guarded(Body &&body) {
-  lastError.clear();
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(TMR_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception &e) {
-    return fail(TMR_ERROR_INTERNAL, std::string("unexpected failure: ") + e.what());
-  } catch (...) {
-    return fail(TMR_ERROR_INTERNAL, "unexpected failure");
-  }
-}
+void release(tmr_model *model) { tmr::capi::release(model); }
 
 tmr_model_kind kindOf(const tmr_model_desc &desc) {
   if (desc.encoder_decoder)
@@ -172,6 +153,23 @@ namespace tmr {
 
 const Model &modelOf(const tmr_model *model) { return *model->model; }
 
+namespace capi {
+
+tmr_status fail(tmr_status status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+void clearError() { lastError.clear(); }
+
+void retain(tmr_model *model) { model->references.fetch_add(1); }
+
+void release(tmr_model *model) {
+  if (model && model->references.fetch_sub(1) == 1)
+    delete model;
+}
+
+} // namespace capi
 } // namespace tmr
 
 extern "C" {
@@ -254,6 +252,7 @@ tmr_status tmr_model_get_info(const tmr_model *model, tmr_model_info *info) {
     out.weight_bytes = m.weightBytes();
     out.cache_bytes = desc.cache_bytes;
     out.arena_bytes = desc.arena_floats * static_cast<int64_t>(sizeof(float));
+    out.max_batch = desc.max_batch > 1 ? desc.max_batch : 1;
     *info = out;
     return TMR_OK;
   });

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build make g++ clang
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
-  libhalide14-0-dev libfmt-dev libgtest-dev libgmock-dev nlohmann-json3-dev
+  libhalide14-0-dev libfmt-dev libgtest-dev libgmock-dev nlohmann-json3-dev libboost-dev curl
   python3 python3-numpy python3-torch
   g++-aarch64-linux-gnu qemu-user
 )

@@ -11,6 +11,7 @@
 #include "compiler/Pipeline.h"
 #include "compiler/PreparedWeights.h"
 #include "compiler/Quantize.h"
+#include "compiler/SaturatingMath.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/RunMemory.h"
 #include "frontend/Diagnostics.h"
@@ -342,14 +343,34 @@ std::string precisionBreakdown(const ModelSizes &sizes, const LinearPrecisions &
 
 } // namespace
 
+namespace {
+/// KV caches of `batch` sequences, each of max_seq tokens.
+int64_t batchCacheBytes(const RunMemory &memory, int64_t batch) {
+  return saturatingMul(memory.kvCache, batch);
+}
+/// A batch's footprint: the single sequence's, with a cache per sequence.
+int64_t batchTotal(const RunMemory &memory, int64_t batch) {
+  RunMemory many = memory;
+  many.kvCache = batchCacheBytes(memory, batch);
+  return many.total();
+}
+} // namespace
+
 int checkCommand(int argc, char **argv) {
-  releaseGlobalOptions({"json", "precision"});
+  releaseGlobalOptions({"json", "precision", "max-batch"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<bool> asJson("json", cl::desc("Print the summary as JSON"), cl::cat(toolOptions));
+  cl::opt<int> maxBatch("max-batch",
+                        cl::desc("Report the memory of serving B sequences at once, as `tmc "
+                                 "compile --max-batch B` plans it (1 to 256, default 16)"),
+                        cl::value_desc("B"), cl::init(16), cl::cat(toolOptions));
   PrecisionOption precision;
   if (!parseOptions(argc, argv, "tmc check: parse and verify a model spec, and summarize it\n"))
     return kExitUsage;
+  if (maxBatch < 1 || maxBatch > 256)
+    return reportError(
+        makeUsageError("--max-batch: " + Twine(maxBatch.getValue()) + " is out of range [1, 256]"));
   Expected<SpecOverrides> overrides = precision.overrides();
   if (!overrides)
     return reportError(overrides.takeError());
@@ -409,6 +430,11 @@ int checkCommand(int argc, char **argv) {
                                    {"kv_cache", memory->kvCache},    {"activations", memory->activations},
                                    {"output", memory->output},       {"total", memory->total()}};
     summary["machine_memory_bytes"] = machine;
+    // A batch (MODEL serve, --batch-input): a cache per sequence; the arena
+    // holds max_seq rows, which a batch's call shares among its sequences.
+    summary["batch_memory_bytes"] = {{"max_batch", maxBatch.getValue()},
+                                     {"kv_cache", batchCacheBytes(*memory, maxBatch)},
+                                     {"total", batchTotal(*memory, maxBatch)}};
   }
   // Too large is not an error in the spec: the same model may run elsewhere.
   if (memory && machine > 0 && static_cast<uint64_t>(memory->total()) > machine)
@@ -452,6 +478,11 @@ int checkCommand(int argc, char **argv) {
        << " + activations " << tmr::formatBytes(memory->activations) << " + output "
        << tmr::formatBytes(memory->output) << "; this machine has "
        << tmr::formatBytes(machine) << "\n";
+  if (memory && memory->kvCache > 0)
+    os << "  batch memory    " << tmr::formatBytes(batchTotal(*memory, maxBatch)) << " for "
+       << maxBatch << " sequences at once (`tmc compile --max-batch " << maxBatch
+       << "`, MODEL serve): KV caches " << maxBatch << " x " << tmr::formatBytes(memory->kvCache)
+       << ", the rest as above\n";
   return 0;
 }
 

@@ -83,8 +83,8 @@ int initWeightsCommand(int argc, char **argv) {
 }
 
 int compileCommand(int argc, char **argv) {
-  releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all",
-                        "explain", "threads", "O", "spec", "tuning-db", "precision"});
+  releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all", "explain",
+                        "threads", "O", "spec", "tuning-db", "precision", "max-batch"});
   cl::opt<std::string> input(cl::Positional, cl::Required,
                              cl::desc("MODEL.tm, or MODEL.mlir saved by --emit=tm|tm-opt"),
                              cl::cat(toolOptions));
@@ -120,6 +120,10 @@ int compileCommand(int argc, char **argv) {
                                 cl::desc("Use the best schedule per kernel from a database "
                                          "written by tmc tune"),
                                 cl::value_desc("FILE"), cl::cat(toolOptions));
+  cl::opt<int> maxBatch("max-batch",
+                        cl::desc("Sequences one run of the executable may carry (its sessions' "
+                                 "slots; 1 to 256, default 16)"),
+                        cl::value_desc("B"), cl::init(16), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   PrecisionOption precision;
@@ -154,6 +158,9 @@ int compileCommand(int argc, char **argv) {
   if (threads < 0 || threads > 1024)
     return tmc::reportError(tmc::makeUsageError("--threads: " + Twine(threads.getValue()) +
                                                 " is out of range [0, 1024]"));
+  if (maxBatch < 1 || maxBatch > 256)
+    return tmc::reportError(tmc::makeUsageError("--max-batch: " + Twine(maxBatch.getValue()) +
+                                                " is out of range [1, 256]"));
   // Checked here, not minutes into compiling: both are mistakes on the
   // command line, not in the spec.
   Expected<tmc::TargetInfo> targetInfo = tmc::resolveTarget(target);
@@ -182,6 +189,7 @@ int compileCommand(int argc, char **argv) {
                             " carry their precision already"));
   options.overrides = *overrides;
   options.threads = threads;
+  options.maxBatch = maxBatch;
   return tmc::runCompile(options);
 }
 

@@ -22,13 +22,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
-#include <sys/wait.h>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 
@@ -362,6 +363,43 @@ constexpr WeightSetting kVariedWeights[] = {{"0.1", "2"}, {"0.3", "2"}, {"0.1", 
                                             {"0.3", "3"}, {"1", "3"},   {"0.1", "1"}};
 constexpr int kSeedsTried = 2;
 
+/// The same prompt generated as one of a batch (`--batch-input`, beside two
+/// other prompts of other lengths, one batched call per step) gives the tokens
+/// it gives alone, greedy and sampled with the same seed.
+void checkBatchedGeneration(const std::string &model, const std::string &weights,
+                            const tmc::ModelSpec &spec, const std::string &dir) {
+  const int64_t maxNew = std::min<int64_t>(6, spec.maxSeq - 9);
+  ASSERT_GE(maxNew, 1) << "max_seq leaves no room to generate after a 9-token prompt";
+  const std::vector<std::vector<int32_t>> prompts = {
+      {3, 1, 4, 1, 5}, {2}, {7, 1, 8, 2, 8, 1, 8, 2, 8}};
+  std::string batchPath = dir + "/in.jsonl";
+  {
+    std::ofstream batch(batchPath);
+    for (size_t i = 0; i < prompts.size(); ++i)
+      batch << "{\"tokens\": [" << joinTokens(prompts[i]) << "], \"seed\": " << 5 + i << "}\n";
+  }
+  for (const char *sampling : {"", " --temperature 1"}) {
+    SCOPED_TRACE(*sampling ? "batched, sampled" : "batched, greedy");
+    CommandResult together;
+    ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --batch-input " +
+                          quote(batchPath) + " --max-new " + std::to_string(maxNew) + sampling,
+                      &together));
+    std::istringstream lines(together.output);
+    std::string line;
+    for (size_t i = 0; i < prompts.size() && std::getline(lines, line); ++i) {
+      CommandResult alone;
+      ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
+                            joinTokens(prompts[i]) + " --max-new " + std::to_string(maxNew) +
+                            sampling + " --seed " + std::to_string(5 + i) + " --json",
+                        &alone));
+      std::vector<int32_t> single = generatedTokens(alone.output);
+      ASSERT_EQ(single.size(), static_cast<size_t>(maxNew)) << alone.output;
+      EXPECT_NE(line.find("\"generated\":[" + joinTokens(single) + "]"), std::string::npos)
+          << "prompt " << i << " in a batch: " << line << "\nalone: " << joinTokens(single);
+    }
+  }
+}
+
 /// Every decoding step, computed from the caches, must equal the reference's
 /// full recomputation value by value at the prefill's tolerance: the logits
 /// of every generated position (`--output` with `--max-new`), greedy and
@@ -503,6 +541,8 @@ TEST_P(Generation, EveryDecodingStepMatchesTheReference) {
           << "step " << k << ": the reference's argmax differs";
     }
   }
+  if (!spec.isEncoderDecoder())
+    checkBatchedGeneration(model, weights, spec, dir.path);
 }
 
 /// The specs of decoders (alone or after an encoder) with an LM head: the

@@ -277,6 +277,39 @@ def execute(exe, weights, inputs, out_path):
     return output, generated
 
 
+def check_batched(args, exe, weights, runs, references, tolerance, failures):
+    """All the runs' inputs at once through --batch-input (one batched call:
+    the linears over every row, attention per input): each input's rows
+    against torch at the same tolerance as its own run, and how many values
+    equal that run's exactly."""
+    lines = []
+    for inputs in runs:
+        line = {"tokens": inputs["tokens"]}
+        if inputs.get("segments"):
+            line["segments"] = inputs["segments"]
+        if inputs.get("length"):
+            line["length"] = inputs["length"]
+        lines.append(json.dumps(line))
+    batch_in = os.path.join(args.work, "batch.jsonl")
+    batch_out = os.path.join(args.work, "batch.npy")
+    with open(batch_in, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    run([exe, "--weights", weights, "--threads", "2", "--batch-input", batch_in,
+         "--max-batch", str(len(runs)), "--output", batch_out], "the compiled model's batch")
+    batched = torch.from_numpy(np.load(batch_out).astype(np.float64))
+    for index, (inputs, (single, ref)) in enumerate(zip(runs, references)):
+        rows = batched[index, :single.shape[0]]
+        err = relative_error(rows, ref)
+        exact = float((rows == single).double().mean()) * 100
+        verdict = "ok" if err <= tolerance else "FAIL"
+        print(f"{args.spec}: batched with {len(runs) - 1} other inputs: {describe(inputs)}: max "
+              f"relative error {err:.3g}, {exact:.1f}% of values identical to its own run "
+              f"{verdict}")
+        if err > tolerance:
+            failures.append(f"batched: {describe(inputs)}: max relative error {err:.3g} > "
+                            f"{tolerance}")
+
+
 def describe(inputs):
     parts = [f"{len(inputs['tokens'])} tokens"]
     if inputs.get("source"):
@@ -461,6 +494,7 @@ def main():
     tolerance = SPEC_TOLERANCE.get(args.spec, TOLERANCE)
     if tolerance != TOLERANCE:
         print(f"{args.spec}: NOTE: tolerance {tolerance}, not {TOLERANCE} (SPEC_TOLERANCE says why)")
+    references = []  # per run: (the executable's rows, torch's)
     for index, inputs in enumerate(runs):
         out, generated = execute(exe, weights, inputs, os.path.join(args.work, f"out{index}.npy"))
         # With --max-new the output also has a row per generated token; the
@@ -494,6 +528,7 @@ def main():
                             f"{tuple(ref.shape)}")
             continue
         errors.append(err)
+        references.append((out, ref))
         verdict = "ok" if err <= tolerance else "FAIL"
         print(f"{args.spec}: {describe(inputs)}: max relative error {err:.3g} "
               f"({'torch.nn layers' if used_nn else 'explicit torch'}) {verdict}"
@@ -514,6 +549,9 @@ def main():
             ties = generation["near_ties"]
             print(f"{args.spec}: greedy generation: {generation['equal']}/{len(generated)} steps "
                   "equal" + (f", near-ties at steps {ties}" if ties else ""))
+
+    if len(references) == len(runs) and not (config["encoder"] and config["decoder"]):
+        check_batched(args, exe, weights, runs, references, tolerance, failures)
 
     summary = {"spec": args.spec, "target": args.target, "max_relative_error": max(errors) if errors else None,
                "tolerance": tolerance, "generation": generation, "torch_nn_layers": nn_used,

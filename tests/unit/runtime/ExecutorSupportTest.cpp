@@ -76,6 +76,68 @@ TEST(ExecutorSupport, ChecksTokenCountsOffsetAndLength) {
   EXPECT_EQ(check(run.args, model), "this model keeps no cache: offset must be 0");
 }
 
+TEST(ExecutorSupport, ChecksAndResolvesABatchsSequences) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  model.max_batch = 3;
+  tmr::AlignedVector<float> second(64);
+  // Rows 0..2 are the first sequence's (after 5 cached), row 3 the second's.
+  tmr_sequence_run sequences[2] = {{3, 5, 0, run.cache.data()}, {1, 0, 0, second.data()}};
+  run.args.num_sequences = 2;
+  run.args.sequences = sequences;
+  EXPECT_EQ(check(run.args, model), "");
+  SequenceRuns runs;
+  char err[256] = "";
+  ASSERT_EQ(runs.open(run.args, model, err, sizeof err), 0) << err;
+  ASSERT_EQ(runs.count, 2);
+  EXPECT_EQ(runs[0].first, 0);
+  EXPECT_EQ(runs[0].tokens, 3);
+  EXPECT_EQ(runs[0].offset, 5);
+  EXPECT_EQ(runs[0].length, 8); // every key: offset + tokens
+  EXPECT_EQ(runs[1].first, 3);
+  EXPECT_EQ(runs[1].cache, reinterpret_cast<uint8_t *>(second.data()));
+
+  sequences[1].num_tokens = 2;
+  EXPECT_EQ(check(run.args, model), "num_tokens is 4, the sequences hold 5");
+  sequences[1] = {1, 16, 0, second.data()};
+  EXPECT_EQ(check(run.args, model),
+            "sequence 1: 1 tokens after 16 cached ones: this model accepts 1 to 16 in all");
+  sequences[1] = {1, 0, 2, second.data()};
+  EXPECT_EQ(check(run.args, model), "sequence 1: length 2 is outside [1, 1]");
+  sequences[1] = {1, 0, 0, reinterpret_cast<uint8_t *>(second.data()) + 4};
+  EXPECT_EQ(check(run.args, model), "sequence 1: its cache is not aligned to 128 bytes");
+  sequences[1] = {1, 0, 0, second.data()};
+  run.args.num_sequences = 4;
+  EXPECT_EQ(check(run.args, model), "num_sequences 4: this model runs 1 to 3 sequences at once");
+  model.max_batch = 1; // a model that does not batch takes one sequence a call
+  run.args.num_sequences = 2;
+  EXPECT_EQ(check(run.args, model),
+            "num_sequences 2: this model runs one sequence at a time (its max_batch is 1)");
+  model.max_batch = 3;
+  model.encoder_decoder = 1;
+  EXPECT_EQ(check(run.args, model),
+            "an encoder-decoder model runs one sequence at a time: num_sequences must be 0");
+}
+
+TEST(ExecutorSupport, ResolvesASingleRunAsOneSequence) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
+  run.args.offset = 2;
+  run.args.length = 3;
+  SequenceRuns runs;
+  char err[256] = "";
+  ASSERT_EQ(runs.open(run.args, model, err, sizeof err), 0) << err;
+  ASSERT_EQ(runs.count, 1);
+  EXPECT_EQ(runs[0].first, 0);
+  EXPECT_EQ(runs[0].tokens, 4);
+  EXPECT_EQ(runs[0].offset, 2);
+  EXPECT_EQ(runs[0].length, 3);
+  // An encoder-decoder's length is its source's: its decoder sees every key.
+  model.encoder_decoder = 1;
+  ASSERT_EQ(runs.open(run.args, model, err, sizeof err), 0) << err;
+  EXPECT_EQ(runs[0].length, 6);
+}
+
 TEST(ExecutorSupport, ChecksAnEncoderDecodersSource) {
   RunArgs run;
   tmr_model_desc model = decoder();

@@ -1,0 +1,279 @@
+//===- batch_file.cpp - `MODEL --batch-input FILE`: many inputs, one command -===//
+//
+// Every line of the input file is one JSON object: {"tokens": [ids]} or
+// {"prompt": "text"} (with --tokenizer), and optionally "segments",
+// "length" (an encoder's valid prefix), "max_new" and "seed". All lines are
+// checked first (an error names FILE:LINE and the field); then they run on
+// the continuous-batching engine, --max-batch at a time, with a progress
+// bar on a terminal. Results come out in input order: JSON lines (to
+// --output FILE.jsonl, or stdout) or, without generation, a .npy of
+// [inputs, rows, width] whose shorter inputs are padded with zero rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/serve.h"
+
+#include "runtime/atomic_file.h"
+#include "runtime/npy.h"
+#include "runtime/options.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <unistd.h>
+
+namespace tmr::serve {
+
+using nlohmann::json;
+
+namespace {
+
+/// Reads and checks every line into a job; false + *error naming FILE:LINE.
+bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokenizer *tokenizer,
+              const BatchFileOptions &options, std::vector<std::shared_ptr<Job>> *jobs,
+              std::string *error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "--batch-input: cannot open " + path;
+    return false;
+  }
+  std::string line;
+  const bool generate = options.maxNew > 0;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    json value = json::parse(line, nullptr, false);
+    if (value.is_discarded() || !value.is_object()) {
+      *error = where + "not a JSON object";
+      return false;
+    }
+    auto job = std::make_shared<Job>();
+    job->kind = generate ? Job::Kind::Generate : Job::Kind::Encode;
+    const bool hasTokens = value.contains("tokens"), hasPrompt = value.contains("prompt");
+    if (hasTokens == hasPrompt) {
+      *error = where + "give \"tokens\" (ids) or \"prompt\" (text), one of them";
+      return false;
+    }
+    if (hasPrompt) {
+      if (!value["prompt"].is_string()) {
+        *error = where + "\"prompt\" must be a string";
+        return false;
+      }
+      if (!tokenizer) {
+        *error = where + "\"prompt\" needs --tokenizer DIR";
+        return false;
+      }
+      job->tokens =
+          tokenizer->addSpecialTokens(tokenizer->encode(value["prompt"].get<std::string>()));
+    } else {
+      const json &ids = value["tokens"];
+      if (!ids.is_array()) {
+        *error = where + "\"tokens\" must be an array of token ids";
+        return false;
+      }
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 ||
+            ids[i].get<int64_t>() >= desc.vocab) {
+          *error = where + "\"tokens\"[" + std::to_string(i) + "] is " + ids[i].dump() +
+                   ", not a token id in [0, " + std::to_string(desc.vocab - 1) + "]";
+          return false;
+        }
+        job->tokens.push_back(ids[i].get<int32_t>());
+      }
+    }
+    const int64_t count = static_cast<int64_t>(job->tokens.size());
+    if (count < 1 || count > desc.max_seq) {
+      *error = where + std::to_string(count) + " tokens; this model takes 1 to " +
+               std::to_string(desc.max_seq);
+      return false;
+    }
+    if (auto it = value.find("segments"); it != value.end()) {
+      if (!it->is_array() || static_cast<int64_t>(it->size()) != count) {
+        *error = where + "\"segments\" must be an array of one id per token (" +
+                 std::to_string(count) + ")";
+        return false;
+      }
+      for (const json &id : *it) {
+        int64_t limit = std::max<int64_t>(desc.segments, 1);
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= limit) {
+          *error = where + "\"segments\" holds " + id.dump() + ", not an id in [0, " +
+                   std::to_string(limit - 1) + "]";
+          return false;
+        }
+        job->segments.push_back(id.get<int32_t>());
+      }
+    }
+    if (auto it = value.find("length"); it != value.end()) {
+      if (desc.cache_bytes > 0 || !it->is_number_integer() || it->get<int64_t>() < 1 ||
+          it->get<int64_t>() > count) {
+        *error =
+            where + (desc.cache_bytes > 0
+                         ? std::string("\"length\" applies to an encoder's input")
+                         : "\"length\" must be an integer in [1, " + std::to_string(count) + "]");
+        return false;
+      }
+      job->length = it->get<int64_t>();
+    }
+    if (generate) {
+      job->maxTokens = options.maxNew;
+      if (auto it = value.find("max_new"); it != value.end()) {
+        if (!it->is_number_integer() || it->get<int64_t>() < 1) {
+          *error = where + "\"max_new\" must be a positive integer";
+          return false;
+        }
+        job->maxTokens = it->get<int64_t>();
+      }
+      if (count + job->maxTokens > desc.max_seq) {
+        *error = where + std::to_string(count) + " tokens and max_new " +
+                 std::to_string(job->maxTokens) + " exceed max_seq (" +
+                 std::to_string(desc.max_seq) + ")";
+        return false;
+      }
+      job->sampling = options.sampling;
+      if (auto it = value.find("seed"); it != value.end()) {
+        if (!it->is_number_unsigned()) {
+          *error = where + "\"seed\" must be a non-negative integer";
+          return false;
+        }
+        job->sampling.seed = it->get<uint64_t>();
+      }
+      if (options.stop)
+        job->stopTokens.push_back(*options.stop);
+    }
+    jobs->push_back(std::move(job));
+  }
+  if (jobs->empty()) {
+    *error = "--batch-input: " + path + " holds no input lines";
+    return false;
+  }
+  return true;
+}
+
+/// A progress bar on stderr, when it is a terminal.
+class Progress {
+public:
+  explicit Progress(size_t total) : total(total), shown(isatty(2) != 0) {}
+  void update(size_t done, int64_t tokens) {
+    if (!shown)
+      return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const int width = 30, filled = static_cast<int>(width * done / total);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu inputs, %.0f tokens/s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), done, total,
+                 seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
+    if (done == total)
+      std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+private:
+  size_t total;
+  bool shown;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+} // namespace
+
+int runBatchFile(const std::string &path, const tmr_model_desc &desc,
+                 const std::vector<const void *> &weights, const void *prepared,
+                 const Tokenizer *tokenizer, const BatchFileOptions &options) {
+  using tmr::cli::printError;
+  std::string error;
+  std::vector<std::shared_ptr<Job>> jobs;
+  if (!readJobs(path, desc, tokenizer, options, &jobs, &error)) {
+    printError(error);
+    return tmr::cli::kExitUsage;
+  }
+  const bool npy = options.output.size() > 4 &&
+                   options.output.compare(options.output.size() - 4, 4, ".npy") == 0;
+  if (npy && options.maxNew > 0) {
+    printError("--output " + options.output +
+               ": generated tokens go to JSON lines (a .jsonl "
+               "file or stdout); .npy holds rows without --max-new");
+    return tmr::cli::kExitUsage;
+  }
+  Engine engine(desc, weights, prepared, options.slots, options.threads,
+                static_cast<int64_t>(jobs.size()));
+  for (const auto &job : jobs)
+    if (!engine.submit(job, &error)) {
+      printError(error);
+      return tmr::cli::kExitFailure;
+    }
+  Progress progress(jobs.size());
+  int64_t tokens = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<int32_t> none;
+    for (bool done = false; !done;) {
+      jobs[i]->wait(0, &none, &done, std::chrono::milliseconds(100));
+      EngineStats stats = engine.stats();
+      progress.update(i + (done ? 1 : 0), stats.promptTokens + stats.generatedTokens);
+    }
+    if (jobs[i]->finishReason() == "error") {
+      printError(path + ": input " + std::to_string(i) + ": " + jobs[i]->error());
+      return tmr::cli::kExitFailure;
+    }
+    tokens += static_cast<int64_t>(jobs[i]->tokens.size());
+  }
+  engine.drain();
+  const int64_t width = desc.output_width;
+  if (npy) {
+    int64_t rows = 0;
+    for (const auto &job : jobs)
+      rows = std::max<int64_t>(rows, static_cast<int64_t>(job->output().size()) / width);
+    std::vector<float> all(static_cast<size_t>(jobs.size() * rows * width), 0.0f);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      std::vector<float> out = jobs[i]->output();
+      std::copy(out.begin(), out.end(),
+                all.begin() + static_cast<std::ptrdiff_t>(i * rows * width));
+    }
+    if (!writeNpyF32(options.output, {static_cast<int64_t>(jobs.size()), rows, width}, all.data(),
+                     &error)) {
+      printError(error);
+      return tmr::cli::kExitFailure;
+    }
+    std::printf("wrote %s: f32 [%zu, %lld, %lld] (%lld input tokens)\n", options.output.c_str(),
+                jobs.size(), static_cast<long long>(rows), static_cast<long long>(width),
+                static_cast<long long>(tokens));
+    return 0;
+  }
+  std::string text;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    json line{{"index", i}, {"tokens", jobs[i]->tokens.size()}};
+    if (options.maxNew > 0) {
+      std::vector<int32_t> generated = jobs[i]->generated();
+      line["generated"] = generated;
+      line["finish_reason"] = jobs[i]->finishReason();
+      std::string decoded;
+      if (tokenizer && tokenizer->decode(generated, &decoded, &error))
+        line["text"] = decoded;
+    } else {
+      std::vector<float> out = jobs[i]->output();
+      json rows = json::array();
+      for (size_t r = 0; r * static_cast<size_t>(width) < out.size(); ++r)
+        rows.push_back(
+            std::vector<float>(out.begin() + static_cast<std::ptrdiff_t>(r * width),
+                               out.begin() + static_cast<std::ptrdiff_t>((r + 1) * width)));
+      line["output"] = std::move(rows);
+    }
+    text += line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  if (options.output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  std::unique_ptr<AtomicFile> file = AtomicFile::create(options.output, &error);
+  if (!file || !file->write(text.data(), text.size(), &error) || !file->commit(&error)) {
+    printError(error);
+    return tmr::cli::kExitFailure;
+  }
+  std::printf("wrote %s: %zu lines\n", options.output.c_str(), jobs.size());
+  return 0;
+}
+
+} // namespace tmr::serve

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""`MODEL serve` over loopback with real HTTP clients (http.client, urllib, curl).
+
+Usage: run_serve.py TMC WORKDIR
+
+Compiles a decoder (examples/gpt-mini.tm, GPT-2's tokenizer), an encoder
+(examples/encoder-tiny.tm) and a classifier, starts each one's server on a
+free port and checks:
+  - 32 concurrent clients (greedy and sampled, streamed and not, text and
+    token-id prompts of different lengths): every response equals the same
+    request sent alone, and greedy ones equal the executable's own
+    single-sequence run (`--tokens ... --max-new N`);
+  - stop strings and stop_token_ids, the usage counts;
+  - malformed JSON, wrong types, unknown routes and methods, an oversize
+    body, prompts past max_seq, bad token ids, max_tokens past max_seq: each
+    a 4xx JSON error naming the field, and the server keeps serving;
+  - a client that disconnects mid-stream frees its slot (/metrics);
+  - /health and /metrics (Prometheus text);
+  - embeddings of a batch equal each input alone and the executable's
+    --output rows (mean-pooled here), classify equals the executable;
+  - SIGTERM: the request in flight is answered, then the server exits 0.
+Bounded in count and time: a few hundred requests, about a minute.
+"""
+
+import concurrent.futures
+import http.client
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOKENIZER = os.path.join(ROOT, "examples/tokenizers/gpt2")
+FAILURES = []
+
+
+def check(condition, message):
+    if not condition:
+        FAILURES.append(message)
+        print("FAIL:", message, flush=True)
+
+
+def run(args, **kw):
+    result = subprocess.run(args, capture_output=True, text=True, **kw)
+    if result.returncode != 0:
+        sys.exit("command failed: %s\n%s%s" % (" ".join(args), result.stdout, result.stderr))
+    return result.stdout
+
+
+def build(tmc, work, spec, name):
+    exe = os.path.join(work, name)
+    weights = exe + ".safetensors"
+    run([tmc, "compile", spec, "--target", "x86-64-avx2", "-o", exe])
+    run([tmc, "init-weights", spec, "-o", weights])
+    return exe, weights
+
+
+class Server:
+    def __init__(self, exe, weights, *extra):
+        self.proc = subprocess.Popen([exe, "serve", "--weights", weights, "--port", "0", *extra],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if "http://127.0.0.1:" not in line:
+            sys.exit("server did not start: %r %s" % (line, self.proc.stderr.read()))
+        self.port = int(line.split("http://127.0.0.1:")[1].split()[0])
+
+    def request(self, method, path, body=None, raw=None, headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        conn.request(method, path, body=data, headers=headers or {})
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        return response.status, response.getheader("Content-Type"), text
+
+    def post(self, path, body):
+        status, _, text = self.request("POST", path, body)
+        return status, json.loads(text)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+
+def stream_completion(port, body):
+    """The tokens and text of a streamed completion, read as server-sent events."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("POST", "/v1/completions", body=json.dumps(dict(body, stream=True)))
+    response = conn.getresponse()
+    assert response.status == 200, response.status
+    assert response.getheader("Content-Type") == "text/event-stream"
+    tokens, text, finish, done, most = [], "", None, False, 0
+    for line in response:
+        line = line.decode().rstrip("\n")
+        if not line.startswith("data: "):
+            continue
+        payload = line[len("data: "):]
+        if payload == "[DONE]":
+            done = True
+            break
+        event = json.loads(payload)
+        choice = event["choices"][0]
+        tokens += choice["token_ids"]
+        most = max(most, len(choice["token_ids"]))
+        text += choice["text"]
+        finish = choice["finish_reason"] or finish
+    conn.close()
+    assert done, "no [DONE] event"
+    assert most <= 1, "an event carried %d tokens: a stream sends one per token" % most
+    return {"tokens": tokens, "text": text, "finish": finish}
+
+
+def completion(server, body):
+    if body.get("stream"):
+        return stream_completion(server.port, body)
+    status, reply = server.post("/v1/completions", body)
+    assert status == 200, (status, reply)
+    choice = reply["choices"][0]
+    return {"tokens": choice["token_ids"], "text": choice["text"],
+            "finish": choice["finish_reason"]}
+
+
+def metric(server, name):
+    _, _, text = server.request("GET", "/metrics")
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def decoder_tests(tmc, work):
+    exe, weights = build(tmc, work, os.path.join(ROOT, "examples/gpt-mini.tm"), "gpt")
+    server = Server(exe, weights, "--tokenizer", TOKENIZER, "--max-batch", "16")
+    # 32 requests of many shapes; each alone first, then all at once.
+    requests = []
+    for i in range(32):
+        body = {"max_tokens": 4 + (i * 5) % 13, "seed": 1000 + i}
+        body["prompt"] = ("Once upon a time number %d, there" % i if i % 3 == 0 else
+                          [(i * 37 + k * 11) % 50257 for k in range(1 + (i * 7) % 40)])
+        body["temperature"] = 0 if i % 2 == 0 else 0.9
+        if i % 4 == 1:
+            body["top_k"] = 20
+        if i % 4 == 3:
+            body["top_p"] = 0.8
+        if i % 5 == 0:
+            body["stream"] = True
+        requests.append(body)
+    alone = [completion(server, body) for body in requests]
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        together = list(pool.map(lambda body: completion(server, body), requests))
+    for i, (a, t) in enumerate(zip(alone, together)):
+        check(a == t, "request %d: concurrent response %s differs from alone %s" % (i, t, a))
+        check(len(a["tokens"]) == requests[i]["max_tokens"] and a["finish"] == "length",
+              "request %d: %d tokens, finish %s" % (i, len(a["tokens"]), a["finish"]))
+    occupancy = metric(server, "tmc_batch_occupancy_sum")
+    steps = metric(server, "tmc_batch_occupancy_count")
+    check(occupancy and steps and occupancy / steps > 1.5,
+          "concurrent requests were not batched: %s sequences over %s steps" % (occupancy, steps))
+    # Greedy token-id requests against the executable's own single-sequence run.
+    for i in (2, 4, 8):
+        body = requests[i]
+        out = run([exe, "--weights", weights, "--tokens", ",".join(map(str, body["prompt"])),
+                   "--max-new", str(body["max_tokens"]), "--json"])
+        check(json.loads(out)["generated"] == alone[i]["tokens"],
+              "request %d: server %s, executable %s" % (i, alone[i]["tokens"], out))
+    # Text: the completion's text is the tokenizer's decoding of its tokens.
+    first = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0})
+    # A stop string cut from the text: the text before it.
+    cut = first["text"][len(first["text"]) // 2:][:3]
+    if cut:
+        stopped = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0,
+                                      "stop": [cut]})
+        check(stopped["finish"] == "stop" and stopped["text"] == first["text"][:first["text"].find(cut)],
+              "stop %r: %s from %s" % (cut, stopped, first))
+        streamed = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0,
+                                       "stop": cut, "stream": True})
+        check(streamed["text"] == stopped["text"] and streamed["finish"] == "stop",
+              "streamed stop %r: %s" % (cut, streamed))
+    stop_id = first["tokens"][3]
+    stopped = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0,
+                                  "stop_token_ids": [stop_id]})
+    check(stopped["tokens"] == first["tokens"][:first["tokens"].index(stop_id) + 1] and
+          stopped["finish"] == "stop", "stop_token_ids: %s from %s" % (stopped, first))
+    status, reply = server.post("/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 2})
+    check(reply.get("usage") == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+          "usage: %s" % reply)
+
+    # Bad requests: a 4xx JSON error naming the field, and the server goes on.
+    bad = [
+        ("POST", "/v1/completions", "{\"prompt\": [1, 2", 400, None),
+        ("POST", "/v1/completions", "[1, 2]", 400, None),
+        ("POST", "/v1/completions", json.dumps({"max_tokens": 3}), 400, "prompt"),
+        ("POST", "/v1/completions", json.dumps({"prompt": 7}), 400, "prompt"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1, 50257]}), 400, "prompt"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1, -1]}), 400, "prompt"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "max_tokens": "4"}), 400,
+         "max_tokens"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1] * 250, "max_tokens": 7}), 400,
+         "max_tokens"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1] * 257}), 400, "prompt"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "temperature": -1}), 400,
+         "temperature"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "top_p": 0}), 400, "top_p"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "stream": "yes"}), 400, "stream"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "stop": 5}), 400, "stop"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "n": 2}), 400, "n"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "seed": 1.5}), 400, "seed"),
+        ("POST", "/v1/completions", "{\"prompt\": \"" + "a" * (2 << 20) + "\"}", 413, None),
+        ("GET", "/v1/completions", None, 405, None),
+        ("POST", "/health", "{}", 405, None),
+        ("GET", "/v2/nothing", None, 404, None),
+        ("POST", "/v1/embeddings", json.dumps({"input": [1, 2]}), 404, None),
+    ]
+    for method, path, raw, want, param in bad:
+        try:
+            status, ctype, text = server.request(method, path, raw=raw)
+        except (ConnectionError, http.client.HTTPException) as e:
+            check(False, "%s %s: %s" % (method, path, e))
+            continue
+        try:
+            error = json.loads(text)["error"]
+        except (ValueError, KeyError):
+            error = None
+        check(status == want and ctype == "application/json" and error and error["message"],
+              "%s %s %r: %s %s" % (method, path, (raw or "")[:60], status, text[:200]))
+        if param:
+            check(error and error.get("param") == param, "%s: param %s" % (text[:200], param))
+    # Still serving, with the same answer.
+    check(completion(server, requests[2]) == alone[2], "the server changed after bad requests")
+
+    # A client that leaves mid-stream frees its slot.
+    before = metric(server, "tmc_slots_active")
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    body = json.dumps({"prompt": [1, 2], "max_tokens": 250, "stream": True, "temperature": 0})
+    sock.sendall(("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                  % (len(body), body)).encode())
+    received = b""
+    while b"data: " not in received:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        received += chunk
+    check(b"data: " in received, "no event before the disconnect")
+    sock.close()
+    deadline = time.time() + 10
+    while time.time() < deadline and (metric(server, "tmc_slots_active") or 0) > 0:
+        time.sleep(0.05)
+    check(metric(server, "tmc_slots_active") == 0 and before == 0,
+          "the disconnected stream kept its slot")
+    cancelled = [l for l in server.request("GET", "/metrics")[2].splitlines()
+                 if l.startswith("tmc_jobs_total{result=\"cancelled\"}")]
+    check(cancelled and float(cancelled[0].split()[1]) >= 1, "no cancelled job: %s" % cancelled)
+
+    # curl, a client of its own.
+    out = subprocess.run(["curl", "-sS", "-X", "POST", "http://127.0.0.1:%d/v1/completions"
+                          % server.port, "-H", "Content-Type: application/json", "-d",
+                          json.dumps(requests[4])], capture_output=True, text=True)
+    check(out.returncode == 0 and json.loads(out.stdout)["choices"][0]["token_ids"] ==
+          alone[4]["tokens"], "curl: %s %s" % (out.stdout[:200], out.stderr))
+    status, ctype, health = server.request("GET", "/health")
+    check(status == 200 and json.loads(health)["status"] == "ok", "health: %s" % health)
+    status, ctype, text = server.request("GET", "/metrics")
+    check(status == 200 and ctype.startswith("text/plain") and
+          "# TYPE tmc_request_duration_seconds histogram" in text and
+          'tmc_requests_total{route="completions",status="4xx"}' in text,
+          "metrics: %s" % text[:300])
+
+    # SIGTERM while a request runs: it is answered, then the server exits 0.
+    result = {}
+    def long_request():
+        result["reply"] = completion(server, {"prompt": [3, 4], "max_tokens": 200,
+                                              "temperature": 0})
+    thread = threading.Thread(target=long_request)
+    thread.start()
+    deadline = time.time() + 10
+    while time.time() < deadline and (metric(server, "tmc_slots_active") or 0) == 0:
+        time.sleep(0.01)
+    code, out, err = server.stop()
+    thread.join()
+    check(code == 0 and "drained" in out, "SIGTERM: exit %s, %s %s" % (code, out, err))
+    check(len(result.get("reply", {}).get("tokens", [])) == 200,
+          "the request in flight at SIGTERM was not answered in full: %s" % result)
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = eval(data[10:10 + header_len].decode())  # the .npy header is a Python literal
+    count = 1
+    for n in header["shape"]:
+        count *= n
+    values = struct.unpack("<%df" % count, data[10 + header_len:10 + header_len + 4 * count])
+    return header["shape"], list(values)
+
+
+def encoder_tests(tmc, work):
+    exe, weights = build(tmc, work, os.path.join(ROOT, "examples/encoder-tiny.tm"), "enc")
+    server = Server(exe, weights, "--max-batch", "8")
+    inputs = [[(i * 13 + k * 7) % 100 for k in range(2 + i * 5)] for i in range(6)]
+    status, batch = server.post("/v1/embeddings", {"input": inputs, "pooling": "none"})
+    check(status == 200 and len(batch["data"]) == 6, "embeddings: %s %s" % (status, batch))
+    for i, ids in enumerate(inputs):
+        status, one = server.post("/v1/embeddings", {"input": ids, "pooling": "none"})
+        check(one["data"][0]["embedding"] == batch["data"][i]["embedding"],
+              "input %d: batched rows differ from alone" % i)
+        path = os.path.join(work, "enc-%d.npy" % i)
+        run([exe, "--weights", weights, "--tokens", ",".join(map(str, ids)), "--output", path])
+        shape, values = read_npy(path)
+        width = shape[2]
+        rows = [values[r * width:(r + 1) * width] for r in range(shape[1])]
+        served = [[float(v) for v in row] for row in batch["data"][i]["embedding"]]
+        check(served == [[float(v) for v in row] for row in rows],
+              "input %d: server rows differ from the executable's" % i)
+        status, pooled = server.post("/v1/embeddings", {"input": ids})
+        mean = [sum(row[c] for row in rows) / len(rows) for c in range(width)]
+        check(max(abs(a - b) for a, b in zip(pooled["data"][0]["embedding"], mean)) < 1e-6,
+              "input %d: mean pooling" % i)
+    status, reply = server.post("/v1/embeddings", {"input": [[1, 2], [3, 100]]})
+    check(status == 400 and reply["error"]["param"] == "input[1]", "bad id: %s" % reply)
+    status, reply = server.post("/v1/embeddings", {"input": [1] * 65})
+    check(status == 400 and reply["error"]["param"] == "input", "too long: %s" % reply)
+    status, reply = server.post("/v1/embeddings", {"input": "text"})
+    check(status == 400 and "--tokenizer" in reply["error"]["message"], "text: %s" % reply)
+    status, reply = server.post("/v1/completions", {"prompt": [1]})
+    check(status == 404 and "/v1/embeddings" in reply["error"]["message"], "route: %s" % reply)
+    code, _, _ = server.stop()
+    check(code == 0, "encoder server exit %s" % code)
+
+    spec = os.path.join(ROOT, "tests/e2e/specs/encoder-segments-classifier.tm")
+    exe, weights = build(tmc, work, spec, "cls")
+    server = Server(exe, weights)
+    ids = [[1, 2, 3, 4], [5, 6, 7, 8, 9, 10, 11]]
+    status, reply = server.post("/v1/classify", {"input": ids})
+    check(status == 200 and len(reply["data"]) == 2, "classify: %s" % reply)
+    for i, tokens in enumerate(ids):
+        path = os.path.join(work, "cls-%d.npy" % i)
+        run([exe, "--weights", weights, "--tokens", ",".join(map(str, tokens)), "--output", path])
+        _, values = read_npy(path)
+        check(reply["data"][i]["logits"] == [float(v) for v in values] and
+              reply["data"][i]["label"] == values.index(max(values)),
+              "classify %d: %s vs %s" % (i, reply["data"][i], values))
+    code, _, _ = server.stop()
+    check(code == 0, "classifier server exit %s" % code)
+
+
+def main():
+    tmc, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    start = time.time()
+    decoder_tests(tmc, work)
+    encoder_tests(tmc, work)
+    print("serve tests: %d failure(s) in %.1f s" % (len(FAILURES), time.time() - start))
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()
