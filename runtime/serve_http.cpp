@@ -265,6 +265,8 @@ int runServer(Engine &engine, const tmr_model_desc &desc, const Tokenizer *token
     if (ec) {
       if (stopping)
         break;
+      // Out of descriptors or memory for a moment: not a reason to spin.
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
     const int fd = socket.native_handle();
