@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace tmr {
 
@@ -158,6 +159,19 @@ bool Batch::run(const std::vector<Input> &inputs, bool lastRowOnly, AlignedVecto
   Failure ignored;
   if (!failure)
     failure = &ignored;
+  // Caches and outputs are allocated here: a failure is this run's, not the
+  // caller's (a server's engine thread) to die of.
+  try {
+    return runChecked(inputs, lastRowOnly, output, error, failure);
+  } catch (const std::bad_alloc &) {
+    *failure = Failure::Memory;
+    *error = "out of memory for the run's caches or output";
+    return false;
+  }
+}
+
+bool Batch::runChecked(const std::vector<Input> &inputs, bool lastRowOnly,
+                       AlignedVector<float> *output, std::string *error, Failure *failure) {
   if (!check(inputs, error, failure))
     return false;
   if (lastRowOnly && desc.output_rows != 0) {

@@ -64,6 +64,8 @@ public:
   const tmr_model_desc &model() const { return desc; }
 
 private:
+  bool runChecked(const std::vector<Input> &inputs, bool lastRowOnly, AlignedVector<float> *output,
+                  std::string *error, Failure *failure);
   bool check(const std::vector<Input> &inputs, std::string *error, Failure *failure) const;
   /// One executor call over inputs [begin, end), its rows written at `out`.
   bool call(const std::vector<Input> &inputs, size_t begin, size_t end, bool lastRowOnly,

@@ -3,6 +3,7 @@
 #include "runtime/serve_engine.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace tmr::serve {
 
@@ -46,6 +47,8 @@ void Job::push(int32_t token) {
 void Job::finish(std::string why, std::string text, std::vector<float> values) {
   {
     std::lock_guard<std::mutex> lock(mutex);
+    if (done) // a job ends once (a failed step may reach one it finished)
+      return;
     reason = std::move(why);
     message = std::move(text);
     rows = std::move(values);
@@ -110,9 +113,20 @@ void Engine::loop() {
       if (draining && queue.empty() && active.empty())
         return;
     }
-    admit(&active, &freeSlots);
-    if (!active.empty())
-      step(&active, &freeSlots);
+    try {
+      admit(&active, &freeSlots);
+      if (!active.empty())
+        step(&active, &freeSlots);
+    } catch (const std::exception &e) {
+      // Out of memory outside the model's run (a job's tokens or rows): the
+      // jobs of this step fail; the engine, and the server, go on.
+      for (Active &a : active) {
+        a.job->finish("error", std::string("the server failed: ") + e.what());
+        if (std::find(freeSlots.begin(), freeSlots.end(), a.slot) == freeSlots.end())
+          freeSlots.push_back(a.slot);
+      }
+      active.clear();
+    }
   }
 }
 
