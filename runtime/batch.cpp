@@ -183,7 +183,7 @@ bool Batch::runChecked(const std::vector<Input> &inputs, bool lastRowOnly,
   const int64_t width = desc.output_width;
   int64_t rows = 0;
   for (const Input &in : inputs)
-    rows += desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : in.count;
+    rows += outputRows(in.count, lastRowOnly);
   // NaN, so that any element the model fails to write is visible.
   output->assign(static_cast<size_t>(rows * width), std::numeric_limits<float>::quiet_NaN());
   // Consecutive inputs share a call while their rows fit the arena.
@@ -195,7 +195,7 @@ bool Batch::runChecked(const std::vector<Input> &inputs, bool lastRowOnly,
     while (end < inputs.size() && end - begin < static_cast<size_t>(perCall) &&
            (end == begin || callRows + inputs[end].count <= arenaRows)) {
       callRows += inputs[end].count;
-      outRows += desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : inputs[end].count;
+      outRows += outputRows(inputs[end].count, lastRowOnly);
       ++end;
     }
     if (!call(inputs, begin, end, lastRowOnly, output->data() + written * width, error, failure)) {

@@ -55,6 +55,12 @@ public:
   bool run(const std::vector<Input> &inputs, bool lastRowOnly, AlignedVector<float> *output,
            std::string *error, Failure *failure = nullptr);
 
+  /// Output rows of one input of `count` tokens: the model's fixed rows (a
+  /// classifier's), one with `lastRowOnly`, else one per token.
+  int64_t outputRows(int64_t count, bool lastRowOnly) const {
+    return desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : count;
+  }
+
   /// Frees `slot` for a new sequence.
   void reset(int32_t slot) { positions.at(static_cast<size_t>(slot)) = 0; }
   int64_t position(int32_t slot) const { return positions.at(static_cast<size_t>(slot)); }

@@ -200,9 +200,7 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
   int64_t row = 0;
   for (size_t i = 0; i < active->size(); ++i) {
     Active &a = (*active)[i];
-    const int64_t rows = !generating && desc.output_rows == 0 ? inputs[i].count
-                         : desc.output_rows                   ? desc.output_rows
-                                                              : 1;
+    const int64_t rows = batch.outputRows(inputs[i].count, generating);
     const float *values = output.data() + row * width;
     row += rows;
     a.prefilled = true;
@@ -222,7 +220,7 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
         a.job->push(*token);
         ++generated;
         a.last = *token;
-        const int64_t count = static_cast<int64_t>(a.job->generated().size());
+        const int64_t count = ++a.generated;
         const bool stop = std::find(a.job->stopTokens.begin(), a.job->stopTokens.end(), *token) !=
                           a.job->stopTokens.end();
         if (stop)

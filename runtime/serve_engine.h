@@ -106,7 +106,8 @@ private:
     int32_t slot = 0;
     bool prefilled = false;
     std::optional<Sampler> sampler;
-    int32_t last = 0; ///< the token the next step runs
+    int32_t last = 0;      ///< the token the next step runs
+    int64_t generated = 0; ///< tokens given to the job so far
   };
   void loop();
   /// Moves waiting jobs into free slots; drops cancelled ones.

@@ -128,7 +128,7 @@ tmr_status tmr_batch_run(tmr_batch *batch, const tmr_sequence_input *inputs, int
       if (tmr_status status = needSlot(batch, in.slot))
         return fail(status, "inputs[" + std::to_string(i) + "]: " + tmr_last_error());
       given.push_back({in.slot, in.tokens, in.num_tokens, in.segments, in.length});
-      outRows += desc.output_rows ? desc.output_rows : rows == TMR_ROWS_LAST ? 1 : in.num_tokens;
+      outRows += batch->batch.outputRows(in.num_tokens, rows == TMR_ROWS_LAST);
     }
     const size_t needed = static_cast<size_t>(outRows * desc.output_width);
     if (output && output_floats < needed)
