@@ -16,6 +16,7 @@
 #include "runtime/atomic_file.h"
 #include "runtime/npy.h"
 #include "runtime/options.h"
+#include "runtime/serve_routes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,39 +60,22 @@ bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokeniz
       *error = where + "give \"tokens\" (ids) or \"prompt\" (text), one of them";
       return false;
     }
-    if (hasPrompt) {
-      if (!value["prompt"].is_string()) {
-        *error = where + "\"prompt\" must be a string";
-        return false;
-      }
-      if (!tokenizer) {
-        *error = where + "\"prompt\" needs --tokenizer DIR";
-        return false;
-      }
-      job->tokens =
-          tokenizer->addSpecialTokens(tokenizer->encode(value["prompt"].get<std::string>()));
-    } else {
-      const json &ids = value["tokens"];
-      if (!ids.is_array()) {
-        *error = where + "\"tokens\" must be an array of token ids";
-        return false;
-      }
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 ||
-            ids[i].get<int64_t>() >= desc.vocab) {
-          *error = where + "\"tokens\"[" + std::to_string(i) + "] is " + ids[i].dump() +
-                   ", not a token id in [0, " + std::to_string(desc.vocab - 1) + "]";
-          return false;
-        }
-        job->tokens.push_back(ids[i].get<int32_t>());
-      }
-    }
-    const int64_t count = static_cast<int64_t>(job->tokens.size());
-    if (count < 1 || count > desc.max_seq) {
-      *error = where + std::to_string(count) + " tokens; this model takes 1 to " +
-               std::to_string(desc.max_seq);
+    // Each field holds one kind: "prompt" text, "tokens" ids.
+    const char *field = hasPrompt ? "prompt" : "tokens";
+    const json &input = value[field];
+    if (hasPrompt ? !input.is_string() : !input.is_array()) {
+      *error = where + (hasPrompt ? "\"prompt\" must be a string"
+                                  : "\"tokens\" must be an array of token ids");
       return false;
     }
+    std::optional<std::vector<int32_t>> ids =
+        tokensFromJson(input, "\"" + std::string(field) + "\"", desc, tokenizer, error);
+    if (!ids) {
+      *error = where + *error;
+      return false;
+    }
+    job->tokens = std::move(*ids);
+    const int64_t count = static_cast<int64_t>(job->tokens.size());
     if (auto it = value.find("segments"); it != value.end()) {
       if (!it->is_array() || static_cast<int64_t>(it->size()) != count) {
         *error = where + "\"segments\" must be an array of one id per token (" +

@@ -66,35 +66,11 @@ double numberField(const json &request, const char *name, double low, double hig
 /// Token ids of one input: a string (tokenized) or an array of ids.
 std::vector<int32_t> tokensOf(const json &input, const char *param, const tmr_model_desc &desc,
                               const Tokenizer *tokenizer) {
-  std::vector<int32_t> ids;
-  if (input.is_string()) {
-    if (!tokenizer)
-      throw BadField{param, std::string(param) +
-                                ": text needs the server started with --tokenizer DIR; send "
-                                "token ids instead"};
-    ids = tokenizer->addSpecialTokens(tokenizer->encode(input.get<std::string>()));
-  } else if (input.is_array()) {
-    for (size_t i = 0; i < input.size(); ++i) {
-      const json &id = input[i];
-      if (!id.is_number_integer())
-        throw BadField{param, std::string(param) + ": element " + std::to_string(i) +
-                                  " is not an integer token id"};
-      int64_t value = id.get<int64_t>();
-      if (value < 0 || value >= desc.vocab)
-        throw BadField{param, std::string(param) + ": token id " + std::to_string(value) +
-                                  " at index " + std::to_string(i) + " is outside [0, " +
-                                  std::to_string(desc.vocab - 1) + "]"};
-      ids.push_back(static_cast<int32_t>(value));
-    }
-  } else {
-    throw BadField{param, std::string(param) + " must be a string or an array of token ids"};
-  }
-  if (ids.empty())
-    throw BadField{param, std::string(param) + " holds no tokens"};
-  if (static_cast<int64_t>(ids.size()) > desc.max_seq)
-    throw BadField{param, std::string(param) + " has " + std::to_string(ids.size()) +
-                              " tokens; this model holds at most " + std::to_string(desc.max_seq)};
-  return ids;
+  std::string error;
+  std::optional<std::vector<int32_t>> ids = tokensFromJson(input, param, desc, tokenizer, &error);
+  if (!ids)
+    throw BadField{param, error};
+  return std::move(*ids);
 }
 
 /// The bytes of `text` that can be sent: up to the first stop string (then
@@ -138,6 +114,47 @@ std::string dumpJson(const json &value) {
 }
 
 } // namespace
+
+std::optional<std::vector<int32_t>> tokensFromJson(const json &input, const std::string &field,
+                                                   const tmr_model_desc &desc,
+                                                   const Tokenizer *tokenizer, std::string *error) {
+  std::vector<int32_t> ids;
+  if (input.is_string()) {
+    if (!tokenizer) {
+      *error = field + ": text needs --tokenizer DIR (or give token ids)";
+      return std::nullopt;
+    }
+    ids = tokenizer->addSpecialTokens(tokenizer->encode(input.get<std::string>()));
+  } else if (input.is_array()) {
+    for (size_t i = 0; i < input.size(); ++i) {
+      const json &id = input[i];
+      if (!id.is_number_integer()) {
+        *error = field + ": element " + std::to_string(i) + " is not an integer token id";
+        return std::nullopt;
+      }
+      int64_t value = id.get<int64_t>();
+      if (value < 0 || value >= desc.vocab) {
+        *error = field + ": token id " + std::to_string(value) + " at index " + std::to_string(i) +
+                 " is outside [0, " + std::to_string(desc.vocab - 1) + "]";
+        return std::nullopt;
+      }
+      ids.push_back(static_cast<int32_t>(value));
+    }
+  } else {
+    *error = field + " must be a string or an array of token ids";
+    return std::nullopt;
+  }
+  if (ids.empty()) {
+    *error = field + " holds no tokens";
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(ids.size()) > desc.max_seq) {
+    *error = field + " has " + std::to_string(ids.size()) + " tokens; this model holds at most " +
+             std::to_string(desc.max_seq);
+    return std::nullopt;
+  }
+  return ids;
+}
 
 Reply errorReply(int status, const std::string &message, const std::string &param) {
   Reply reply;

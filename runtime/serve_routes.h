@@ -16,11 +16,15 @@
 #include "runtime/serve_engine.h"
 #include "runtime/tokenizer.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tmr::serve {
 
@@ -82,6 +86,15 @@ private:
   std::atomic<bool> draining{false};
   std::atomic<int64_t> nextId{1};
 };
+
+/// The token ids of one input given as JSON: text (encoded with `tokenizer`,
+/// its special tokens added) or an array of ids; 1 to max_seq of them, each
+/// in [0, vocab). nullopt + *error, beginning with `field`, otherwise. What
+/// the server's requests and `--batch-input`'s lines both read.
+std::optional<std::vector<int32_t>> tokensFromJson(const nlohmann::json &input,
+                                                   const std::string &field,
+                                                   const tmr_model_desc &desc,
+                                                   const Tokenizer *tokenizer, std::string *error);
 
 /// A JSON error reply: {"error": {"message", "type", "param"}}.
 Reply errorReply(int status, const std::string &message, const std::string &param = "");
