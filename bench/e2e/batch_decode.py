@@ -52,20 +52,6 @@ TARGET_SPEEDUP_OVER_ONE = 8.0   # tmc at 16 sequences over tmc at 1, tokens/s
 TARGET_OVER_LLAMA = 1.25        # tmc over llama.cpp at 16 sequences, tokens/s
 
 
-def build_harness(tmc, model, max_batch):
-    """GPT-2 small as a library (DIR/libmodel.a, DIR/model.h) and batch_decode.c linked to it."""
-    lib_dir = os.path.join(model.dir, "batch-lib")
-    os.makedirs(lib_dir, exist_ok=True)
-    bench.log(f"   tmc compile --emit=lib --max-batch {max_batch}; building batch_decode.c")
-    bench.run([tmc, "compile", model.spec, "--emit=lib", "--max-batch", str(max_batch),
-               "-o", os.path.join(lib_dir, "model")])
-    exe = os.path.join(lib_dir, "batch_decode")
-    bench.run(["cc", "-std=c99", "-O2", os.path.join(HERE, "batch_decode.c"), "-I" + lib_dir,
-               os.path.join(lib_dir, "libmodel.a"), "-lstdc++", "-lm", "-lpthread", "-ldl",
-               "-o", exe])
-    return exe
-
-
 def measure(engine, exe, model, gguf, seqs, threads, args, runs=None):
     """One process of `engine`: a warm-up round, then `runs` (--runs) timed rounds."""
     runs = args.runs if runs is None else runs
@@ -285,13 +271,7 @@ def markdown(doc):
             lines.append(f"| {e['seqs']} | {engine} | {r['threads']} | {r['tokens_per_s']:.1f} | "
                          f"{over} | {r['step_ms_p50']:.2f} | {r['step_ms_p99']:.2f} | {r['prefill_ms']:.1f} | "
                          f"{by_threads} | {cell} |")
-    lines += ["", "| target | limit | measured | met |", "|---|---|---|---|"]
-    for t in doc["targets"]:
-        measured = t["measured"]
-        text = "-" if measured is None else str(measured) if isinstance(measured, bool) \
-            else f"{measured:.2f}x"
-        met = "n/a" if t["met"] is None else "yes" if t["met"] else "no"
-        lines.append(f"| {t['target']} | {t['limit']} | {text} | {met} |")
+    lines += [""] + bench.targets_markdown(doc["targets"])
     return "\n".join(lines) + "\n"
 
 
@@ -311,7 +291,7 @@ def main():
     parity = bench.check_parity(model, ["llama"])
     gguf = os.path.join(model.dir, "model.gguf")
     max_batch = max([MAX_BATCH] + seqs)
-    exe = build_harness(tmc, model, max_batch)
+    exe = bench.build_c_harness(tmc, model, max_batch, "batch_decode.c", "batch-lib")
     token_check = check_tokens(exe, model, args, max(threads))
 
     load_before = bench.loadavg()

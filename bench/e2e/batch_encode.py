@@ -80,20 +80,6 @@ def ids_matrix(seqs, tokens, vocab):
     return np.stack([ids_of(s, tokens, vocab) for s in range(seqs)])
 
 
-def build_harness(tmc, model, max_batch):
-    """The spec as a library (DIR/libmodel.a, DIR/model.h) and batch_encode.c linked to it."""
-    lib_dir = os.path.join(model.dir, "batch-encode-lib")
-    os.makedirs(lib_dir, exist_ok=True)
-    bench.log(f"   tmc compile --emit=lib --max-batch {max_batch}; building batch_encode.c")
-    bench.run([tmc, "compile", model.spec, "--emit=lib", "--max-batch", str(max_batch),
-               "-o", os.path.join(lib_dir, "model")])
-    exe = os.path.join(lib_dir, "batch_encode")
-    bench.run(["cc", "-std=c99", "-O2", os.path.join(HERE, "batch_encode.c"), "-I" + lib_dir,
-               os.path.join(lib_dir, "libmodel.a"), "-lstdc++", "-lm", "-lpthread", "-ldl",
-               "-o", exe])
-    return exe
-
-
 def export_standard(model, path, ids):
     """standard_model.py's module of the spec exported as standard_model.export does (opset 14,
     dynamic batch and sequence axes), traced with the [B, T] ids and a mask of ones instead of one
@@ -343,13 +329,7 @@ def markdown(doc):
         lines.append(f"| {e['seqs']} | {t['sentences_per_s']:.2f} ({t['threads']}t) | "
                      f"{o['sentences_per_s']:.2f} ({o['form']}, {o['threads']}t) | "
                      f"{e['tmc_over_ort_throughput']:.2f}x |")
-    lines += ["", "| target | limit | measured | met |", "|---|---|---|---|"]
-    for t in doc["targets"]:
-        measured = t["measured"]
-        text = "-" if measured is None else str(measured) if isinstance(measured, bool) \
-            else f"{measured:.2f}x"
-        met = "n/a" if t["met"] is None else "yes" if t["met"] else "no"
-        lines.append(f"| {t['target']} | {t['limit']} | {text} | {met} |")
+    lines += [""] + bench.targets_markdown(doc["targets"])
     return "\n".join(lines) + "\n"
 
 
@@ -372,7 +352,7 @@ def main():
         sys.exit(f"--tokens {args.tokens} exceed max_seq {model.check['max_seq']}")
     model.prepare()  # the executable (input 0 alone) and the seeded weights
     max_batch = max([MAX_BATCH] + seqs)
-    exe = build_harness(tmc, model, max_batch)
+    exe = bench.build_c_harness(tmc, model, max_batch, "batch_encode.c", "batch-encode-lib")
     vocab = model.check["vocab"]
     all_ids = {b: ids_matrix(b, args.tokens, vocab) for b in seqs}
     graphs, torch_side = export_forms(model, forms, all_ids[max(seqs)])

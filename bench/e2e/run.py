@@ -174,6 +174,34 @@ def script_arguments(doc, work, runs, extra=()):
             [int(t) for t in args.threads.split(",")])
 
 
+def build_c_harness(tmc, model, max_batch, source, lib_name):
+    """`model`'s spec as a library (DIR/libmodel.a, DIR/model.h; DIR = its directory's
+    `lib_name`, compiled with --max-batch) and bench/e2e/`source` (a C harness over tmr.h's
+    batches) linked to it; returns the harness executable."""
+    lib_dir = os.path.join(model.dir, lib_name)
+    os.makedirs(lib_dir, exist_ok=True)
+    log(f"   tmc compile --emit=lib --max-batch {max_batch}; building {source}")
+    run([tmc, "compile", model.spec, "--emit=lib", "--max-batch", str(max_batch),
+         "-o", os.path.join(lib_dir, "model")])
+    exe = os.path.join(lib_dir, os.path.splitext(source)[0])
+    run(["cc", "-std=c99", "-O2", os.path.join(HERE, source), "-I" + lib_dir,
+         os.path.join(lib_dir, "libmodel.a"), "-lstdc++", "-lm", "-lpthread", "-ldl", "-o", exe])
+    return exe
+
+
+def targets_markdown(targets):
+    """A script's targets ({target, limit, measured, met}) as markdown table lines: measured as
+    a ratio ("1.43x"), a yes/no, or "-"; met yes, no or n/a."""
+    lines = ["| target | limit | measured | met |", "|---|---|---|---|"]
+    for t in targets:
+        measured = t["measured"]
+        text = "-" if measured is None else str(measured) if isinstance(measured, bool) \
+            else f"{measured:.2f}x"
+        met = "n/a" if t["met"] is None else "yes" if t["met"] else "no"
+        lines.append(f"| {t['target']} | {t['limit']} | {text} | {met} |")
+    return lines
+
+
 def relative_error(a, b):
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
