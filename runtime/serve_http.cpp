@@ -24,7 +24,10 @@
 #include <csignal>
 #include <cstdio>
 #include <mutex>
+#include <cstdlib>
+#include <memory>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <poll.h>
@@ -40,22 +43,31 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-/// Open connections, so that a drain can wait for requests in flight and
-/// then close the idle ones.
+/// Open connections and their threads, so that a drain can wait for
+/// requests in flight, close the idle connections and wait for every thread
+/// to be done with its socket: a socket outliving the server's io_context
+/// would use it after it is gone.
 class Connections {
 public:
+  /// A new connection, and the thread that will serve it (finished()).
   bool add(int fd, int64_t limit) {
     std::lock_guard<std::mutex> lock(mutex);
     if (static_cast<int64_t>(open.size()) >= limit)
       return false;
     open.insert(fd);
+    ++threads;
     return true;
   }
   void remove(int fd) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      open.erase(fd);
-    }
+    std::lock_guard<std::mutex> lock(mutex);
+    open.erase(fd);
+  }
+  /// A connection's thread has closed its socket and touches nothing of the
+  /// server after this. Notified under the lock, so that drain() cannot
+  /// return (and the server destroy this object) before it is done.
+  void finished() {
+    std::lock_guard<std::mutex> lock(mutex);
+    --threads;
     changed.notify_all();
   }
   void beginRequest() { ++busy; }
@@ -66,20 +78,22 @@ public:
     }
     changed.notify_all();
   }
-  /// Waits until no request is in flight, then shuts every connection down
-  /// (their threads end) and waits for them to go, up to `timeout`.
-  void drain(std::chrono::seconds timeout) {
+  /// Waits until no request is in flight (up to `timeout`), then shuts
+  /// every connection down and waits for their threads to end. False if one
+  /// is still running after `threadTimeout`: the server cannot be torn down.
+  bool drain(std::chrono::seconds timeout, std::chrono::seconds threadTimeout) {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait_for(lock, timeout, [&] { return busy.load() == 0; });
     for (int fd : open)
       ::shutdown(fd, SHUT_RDWR);
-    changed.wait_for(lock, std::chrono::seconds(5), [&] { return open.empty(); });
+    return changed.wait_for(lock, threadTimeout, [&] { return threads == 0; });
   }
 
 private:
   std::mutex mutex;
   std::condition_variable changed;
   std::set<int> open;
+  int64_t threads = 0;
   std::atomic<int64_t> busy{0};
 };
 
@@ -89,8 +103,8 @@ bool peerClosed(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-void serveConnection(tcp::socket socket, Routes &routes, Metrics &metrics, Connections &connections,
-                     const ServeOptions &options) {
+void serveConnection(tcp::socket &socket, Routes &routes, Metrics &metrics,
+                     Connections &connections, const ServeOptions &options) {
   const int fd = socket.native_handle();
   // An idle keep-alive connection is closed after this long.
   timeval idle{static_cast<time_t>(options.idleSeconds), 0};
@@ -280,11 +294,30 @@ int runServer(Engine &engine, const tmr_model_desc &desc, const Tokenizer *token
       http::write(socket, busy, ec);
       continue;
     }
-    std::thread([socket = std::move(socket), &routes, &metrics, &connections, &options]() mutable {
-      serveConnection(std::move(socket), routes, metrics, connections, options);
-    }).detach();
+    // The thread owns the socket and closes it before finished(): nothing
+    // of the io_context is touched after the drain has seen it end.
+    auto owned = std::make_unique<tcp::socket>(std::move(socket));
+    try {
+      std::thread([owned = std::move(owned), &routes, &metrics, &connections, &options]() mutable {
+        {
+          std::unique_ptr<tcp::socket> connection = std::move(owned);
+          serveConnection(*connection, routes, metrics, connections, options);
+        }
+        connections.finished();
+      }).detach();
+    } catch (const std::system_error &) {
+      // No thread to serve it (out of threads): the connection closes.
+      connections.remove(fd);
+      connections.finished();
+    }
   }
-  connections.drain(std::chrono::seconds(options.drainSeconds));
+  if (!connections.drain(std::chrono::seconds(options.drainSeconds), std::chrono::seconds(60))) {
+    // A connection's thread did not end: tearing the server down under it
+    // would be undefined, so the process ends here instead.
+    std::fprintf(stderr, "error: a connection did not close within 60 s of the drain\n");
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
   engine.drain();
   signalThread.join();
   std::printf("drained: every request in flight was answered; exiting\n");
