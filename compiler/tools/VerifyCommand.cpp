@@ -393,6 +393,7 @@ int verifyCommand(int argc, char **argv) {
   options.output = dir + "/model";
   options.target = target;
   options.trace = true;
+  options.runnableVariantOnly = true;
   options.tuningDb = tuningDb;
   options.overrides = *overrides;
   options.optLevel = static_cast<unsigned>(optLevel - '0');
