@@ -60,6 +60,8 @@ std::string ExecutorWriter::pointer(const Slot &slot) const {
       return "s.offset";
     case Slot::Kind::Length:
       return "s.length";
+    case Slot::Kind::SourceLength:
+      return "s.sourceLength";
     case Slot::Kind::Cache:
       return "s.cache + " + std::to_string(plan.caches[slot.index].offset);
     default:
@@ -73,6 +75,8 @@ std::string ExecutorWriter::extent(int64_t extent) const {
     return "s.tokens";
   if (inSequence && extent == BufferShape::kKeys)
     return "s.offset + s.tokens";
+  if (inSequence && extent == BufferShape::kSource)
+    return "s.source";
   return extentText(extent);
 }
 
@@ -89,10 +93,9 @@ static bool fixedRows(const CallArg &arg) {
 /// reads positions, lengths or caches, mixes rows (attention, pooling,
 /// rotary and learned positions) or has rows of its own (fixedRows).
 /// Row-wise kernels over token rows run once over all rows, so a batch of
-/// decoding steps multiplies its weights as one GEMM.
+/// decoding steps multiplies its weights as one GEMM (an encoder-decoder's
+/// encode phase likewise, over the new sequences' sources).
 bool ExecutorWriter::perSequence(const KernelCall &call) const {
-  if (call.phase != KernelCall::Phase::Step)
-    return false;
   if (call.kind == KernelCall::Kind::CacheAppend)
     return true;
   if (!rowWise(plan.kernels[call.kernel].kind))
@@ -117,24 +120,24 @@ bool ExecutorWriter::perSequence(const KernelCall &call) const {
 }
 
 /// Whether one run may carry several sequences (tmr_model_desc.max_batch):
-/// models with no encode phase, on the CPU, whose values of fixed rows are
-/// each made and read inside one loop over the sequences (phase() groups
-/// consecutive per-sequence calls), so that no sequence's value is
+/// models on the CPU whose values of fixed rows are each made and read
+/// inside one loop over the sequences (phase() groups consecutive
+/// per-sequence calls of a phase), so that no sequence's value is
 /// overwritten by the next's before it is read. Otherwise the runtime runs
 /// a batch's sequences one by one.
 bool ExecutorWriter::batchable() const {
-  if (gpu || plan.hasEncode)
+  if (gpu)
     return false;
   std::map<int64_t, int> writtenIn; // a fixed-rows arena value's offset -> its loop
   int loop = -1;
   bool inLoop = false;
+  KernelCall::Phase loopPhase = KernelCall::Phase::Step;
   for (const KernelCall &call : plan.calls) {
-    if (call.phase != KernelCall::Phase::Step)
-      continue;
     const bool per = perSequence(call);
-    if (per && !inLoop)
+    if (per && (!inLoop || call.phase != loopPhase))
       ++loop;
     inLoop = per;
+    loopPhase = call.phase;
     for (size_t a = 0; a < call.args.size(); ++a) {
       const CallArg &arg = call.args[a];
       if (arg.slot.kind != Slot::Kind::Arena || !fixedRows(arg))

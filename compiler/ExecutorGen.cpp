@@ -200,9 +200,10 @@ void ExecutorWriter::run() {
   os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n";
   prologue();
   if (plan.hasEncode) {
-    // The source is encoded once, by the first run of a sequence; later runs
-    // read its keys and values from the cross-attention caches.
-    os << "  if (P == 0) {\n";
+    // A source is encoded once, by its sequence's first run (with the
+    // sources of the run's other new sequences); later runs read its keys
+    // and values from the sequence's cross-attention caches.
+    os << "  if (seqs.encoding > 0) {\n";
     phase(KernelCall::Phase::Encode);
     os << "  }\n";
   }
@@ -220,8 +221,6 @@ void ExecutorWriter::prologue() {
      << "  SequenceRuns seqs;\n"
      << "  if (int rc = seqs.open(*args, kModel, err, errLen))\n    return rc;\n"
      << "  const int32_t B = seqs.count;\n";
-  if (plan.hasEncode)
-    os << "  const int32_t S = sizes.source, SL = sizes.sourceLength;\n";
   os << "  RunOutput runOutput;\n"
      << "  if (int rc = runOutput.open(*args, kModel, err, errLen))\n    return rc;\n"
      << "  float *output = runOutput.data();\n";
@@ -260,8 +259,12 @@ void ExecutorWriter::phase(KernelCall::Phase phase) {
     size_t end = i;
     while (end < calls.size() && calls[end].phase == phase && perSequence(calls[end]))
       ++end;
-    os << "    for (int32_t b = 0; b < B; ++b) { // each sequence's own rows, positions, cache\n"
-       << "    const SequenceRun &s = seqs[b];\n";
+    if (phase == KernelCall::Phase::Encode)
+      os << "    for (int32_t b = 0; b < seqs.encoding; ++b) { // each new sequence's source\n"
+         << "    const SequenceRun &s = seqs.source(b);\n";
+    else
+      os << "    for (int32_t b = 0; b < B; ++b) { // each sequence's own rows, positions, cache\n"
+         << "    const SequenceRun &s = seqs[b];\n";
     inSequence = true;
     for (size_t k = i; k < end; ++k)
       call(calls[k], phase);
@@ -275,21 +278,26 @@ void ExecutorWriter::phase(KernelCall::Phase phase) {
 }
 
 void ExecutorWriter::openScope(KernelCall::Phase phase) {
-  // The encode phase runs over the source; in an encoder-decoder model the
-  // segment ids label the source, and the decoder's tokens are segment 0.
+  // The encode phase runs over the new sequences' sources; in an
+  // encoder-decoder model the segment ids label the source, and the
+  // decoder's tokens are segment 0. Whatever reads a length runs per
+  // sequence (perSequence), where L is the sequence's own.
   bool encode = phase == KernelCall::Phase::Encode;
-  const char *length = encode          ? "SL"
+  const char *length = encode           ? "T"
                        : plan.hasEncode ? "P + T"
                                         : "args->length > 0 ? static_cast<int32_t>(args->length) "
                                           ": P + T";
   os << "    const int32_t T = "
-     << (encode ? "S" : "static_cast<int32_t>(args->num_tokens)") << ";\n"
+     << (encode ? "seqs.sourceRows" : "static_cast<int32_t>(args->num_tokens)") << ";\n"
      << "    const int32_t L = " << length << ";\n"
      << "    PhaseMemory memory;\n"
      << "    if (int rc = memory.allocate(args->arena, "
      << (encode ? plan.encodeArenaWidth : plan.arenaWidth) << ", T, "
-     << (encode ? "args->source_tokens" : "args->tokens") << ", "
-     << (encode || !plan.hasEncode ? "args->segments" : "nullptr") << ", err, errLen))\n"
+     << (encode ? "seqs.sourceTokens()" : "args->tokens") << ", "
+     << (encode            ? "seqs.sourceSegments()"
+         : !plan.hasEncode ? "args->segments"
+                           : "nullptr")
+     << ", err, errLen))\n"
      << "      return rc;\n"
      << "    float *arena = memory.arena;\n"
      << "    int32_t *tokens = memory.tokens, *segments = memory.segments;\n"

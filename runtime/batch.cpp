@@ -18,19 +18,12 @@ int32_t callWidthOf(const tmr_model_desc &desc) { return desc.max_batch > 1 ? de
 
 } // namespace
 
-bool Batch::supports(const tmr_model_desc &desc, std::string *why) {
-  if (desc.encoder_decoder) {
-    *why = "an encoder-decoder model decodes one source per session";
-    return false;
-  }
-  return true;
-}
-
 Batch::Batch(const tmr_model_desc &desc, const std::vector<const void *> &weights,
              const void *prepared, int32_t slots, int32_t threads)
     : desc(desc), weightPointers(&weights), preparedWeights(prepared), threadCount(threads),
       perCall(callWidthOf(desc)), caches(static_cast<size_t>(std::max(slots, 1))),
       positions(static_cast<size_t>(std::max(slots, 1)), 0),
+      sources(static_cast<size_t>(std::max(slots, 1))),
       arenaRows(std::max<int64_t>(desc.max_seq, perCall)),
       arena(static_cast<size_t>(
           (desc.arena_row_floats > 0 ? desc.arena_row_floats * arenaRows : desc.arena_floats))) {
@@ -39,6 +32,50 @@ Batch::Batch(const tmr_model_desc &desc, const std::vector<const void *> &weight
     perCall = 1;
     arenaRows = desc.max_seq;
   }
+}
+
+bool Batch::setSource(int32_t slot, std::vector<int32_t> tokens, std::vector<int32_t> segments,
+                      int64_t length, std::string *error) {
+  const std::string which = "slot " + std::to_string(slot);
+  if (!desc.encoder_decoder) {
+    *error = which + ": only an encoder-decoder model decodes from a source";
+    return false;
+  }
+  if (slot < 0 || slot >= slots()) {
+    *error = which + " is outside [0, " + std::to_string(slots() - 1) + "]";
+    return false;
+  }
+  const auto count = static_cast<int64_t>(tokens.size());
+  if (count < 1 || count > desc.max_seq) {
+    *error = which + ": a source of " + std::to_string(count) + " tokens; the model takes 1 to " +
+             std::to_string(desc.max_seq);
+    return false;
+  }
+  for (int64_t t = 0; t < count; ++t)
+    if (tokens[t] < 0 || tokens[t] >= desc.vocab) {
+      *error = which + ": source token " + std::to_string(tokens[t]) + " at index " +
+               std::to_string(t) + " is outside [0, " + std::to_string(desc.vocab - 1) + "]";
+      return false;
+    }
+  const int64_t segmentIds = std::max<int64_t>(desc.segments, 1);
+  if (!segments.empty() && static_cast<int64_t>(segments.size()) != count) {
+    *error = which + ": " + std::to_string(segments.size()) + " segment ids for a source of " +
+             std::to_string(count) + " tokens";
+    return false;
+  }
+  for (size_t t = 0; t < segments.size(); ++t)
+    if (segments[t] < 0 || segments[t] >= segmentIds) {
+      *error = which + ": segment id " + std::to_string(segments[t]) + " at index " +
+               std::to_string(t) + " is outside [0, " + std::to_string(segmentIds - 1) + "]";
+      return false;
+    }
+  if (length < 0 || length > count) {
+    *error = which + ": length " + std::to_string(length) + " is outside [0, " +
+             std::to_string(count) + "] (0: the whole source is valid)";
+    return false;
+  }
+  sources[static_cast<size_t>(slot)] = {std::move(tokens), std::move(segments), length};
+  return true;
 }
 
 bool Batch::check(const std::vector<Input> &inputs, std::string *error, Failure *failure) const {
@@ -83,6 +120,19 @@ bool Batch::check(const std::vector<Input> &inputs, std::string *error, Failure 
                    std::to_string(std::max<int64_t>(desc.segments, 1) - 1) + "]";
           return false;
         }
+    if (desc.encoder_decoder) {
+      *failure = Failure::Input;
+      if (in.segments || in.length != 0) {
+        *error = which + ": an encoder-decoder's segment ids and length label its source "
+                         "(set with the source), not the decoder's tokens";
+        return false;
+      }
+      if (held == 0 && sources[static_cast<size_t>(in.slot)].tokens.empty()) {
+        *error = which + ": a new sequence of an encoder-decoder needs its source first";
+        return false;
+      }
+      *failure = Failure::Range;
+    }
     if (in.length < 0 || in.length > in.count || (in.length > 0 && held > 0)) {
       *error = which + ": length " + std::to_string(in.length) +
                (held > 0 ? " applies to a new sequence only"
@@ -116,8 +166,19 @@ bool Batch::call(const std::vector<Input> &inputs, size_t begin, size_t end, boo
       if (!alignedBlockIsMapped(bytes)) // mapped pages are zero already
         std::memset(cache->data(), 0, bytes);
     }
-    runs.push_back({in.count, positions[static_cast<size_t>(in.slot)], in.length,
-                    cache ? cache->data() : nullptr});
+    tmr_sequence_run run{};
+    run.num_tokens = in.count;
+    run.offset = positions[static_cast<size_t>(in.slot)];
+    run.length = in.length;
+    run.cache = cache ? cache->data() : nullptr;
+    if (desc.encoder_decoder) {
+      const Source &source = sources[static_cast<size_t>(in.slot)];
+      run.length = source.length;
+      run.source_tokens = source.tokens.data();
+      run.source_segments = source.segments.empty() ? nullptr : source.segments.data();
+      run.num_source_tokens = static_cast<int64_t>(source.tokens.size());
+    }
+    runs.push_back(run);
     tokens.insert(tokens.end(), in.tokens, in.tokens + in.count);
     if (anySegments) {
       if (in.segments)
@@ -144,6 +205,12 @@ bool Batch::call(const std::vector<Input> &inputs, size_t begin, size_t end, boo
     args.offset = runs[0].offset;
     args.length = runs[0].length;
     args.cache = runs[0].cache;
+    if (desc.encoder_decoder) {
+      // The segment ids of a single run label the source.
+      args.source_tokens = runs[0].source_tokens;
+      args.num_source_tokens = runs[0].num_source_tokens;
+      args.segments = runs[0].source_segments;
+    }
   }
   bool lost = false;
   if (!runExecutor(desc, args, *weightPointers, error, &lost)) {
@@ -191,10 +258,20 @@ bool Batch::runChecked(const std::vector<Input> &inputs, bool lastRowOnly,
   int64_t written = 0;
   while (begin < inputs.size()) {
     size_t end = begin;
-    int64_t callRows = 0, outRows = 0;
+    int64_t callRows = 0, sourceRows = 0, outRows = 0;
+    // An encoder-decoder's new sequences encode their sources in the call's
+    // arena too.
+    auto encodes = [&](const Input &in) -> int64_t {
+      const auto slot = static_cast<size_t>(in.slot);
+      return desc.encoder_decoder && positions[slot] == 0
+                 ? static_cast<int64_t>(sources[slot].tokens.size())
+                 : 0;
+    };
     while (end < inputs.size() && end - begin < static_cast<size_t>(perCall) &&
-           (end == begin || callRows + inputs[end].count <= arenaRows)) {
+           (end == begin || (callRows + inputs[end].count <= arenaRows &&
+                             sourceRows + encodes(inputs[end]) <= arenaRows))) {
       callRows += inputs[end].count;
+      sourceRows += encodes(inputs[end]);
       outRows += outputRows(inputs[end].count, lastRowOnly);
       ++end;
     }

@@ -34,14 +34,19 @@ public:
     int64_t length = 0;                ///< valid (unpadded) tokens of a new sequence; 0: all
   };
 
-  /// `weights` and `prepared` as for Session; `slots` >= 1. An
-  /// encoder-decoder model is refused (its runs carry one source each):
-  /// use Sessions. The caches of a slot are allocated on its first run.
+  /// `weights` and `prepared` as for Session; `slots` >= 1. The caches of a
+  /// slot are allocated on its first run.
   Batch(const tmr_model_desc &desc, const std::vector<const void *> &weights, const void *prepared,
         int32_t slots, int32_t threads);
 
-  /// Whether the model can be run in batches at all (else why not).
-  static bool supports(const tmr_model_desc &desc, std::string *why);
+  /// Encoder-decoders: the source the next sequence of `slot` decodes from,
+  /// its segment ids (empty: all 0) and valid length (0: all). The slot's
+  /// first run encodes it, together with the sources of the run's other new
+  /// sequences; reset() forgets it. An encoder-decoder's inputs carry no
+  /// segments or length of their own: those label the source. False +
+  /// *error for ids, segments or a length out of range.
+  bool setSource(int32_t slot, std::vector<int32_t> tokens, std::vector<int32_t> segments,
+                 int64_t length, std::string *error);
 
   /// Runs every input's tokens after those its slot holds; a slot appears at
   /// most once. `output` receives each input's rows one after the other
@@ -61,8 +66,11 @@ public:
     return desc.output_rows ? desc.output_rows : lastRowOnly ? 1 : count;
   }
 
-  /// Frees `slot` for a new sequence.
-  void reset(int32_t slot) { positions.at(static_cast<size_t>(slot)) = 0; }
+  /// Frees `slot` for a new sequence (and, in an encoder-decoder, source).
+  void reset(int32_t slot) {
+    positions.at(static_cast<size_t>(slot)) = 0;
+    sources.at(static_cast<size_t>(slot)) = Source{};
+  }
   int64_t position(int32_t slot) const { return positions.at(static_cast<size_t>(slot)); }
   int32_t slots() const { return static_cast<int32_t>(positions.size()); }
   /// Sequences one executor call carries.
@@ -86,6 +94,12 @@ private:
   /// are resident.
   std::vector<std::unique_ptr<AlignedArray<uint8_t>>> caches;
   std::vector<int64_t> positions;
+  /// Per slot, an encoder-decoder's source (setSource).
+  struct Source {
+    std::vector<int32_t> tokens, segments;
+    int64_t length = 0;
+  };
+  std::vector<Source> sources;
   /// Rows one call may carry in all, and their arena (uninitialized, so that
   /// only rows in use are resident).
   int64_t arenaRows;

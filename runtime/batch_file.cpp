@@ -2,7 +2,9 @@
 //
 // Every line of the input file is one JSON object: {"tokens": [ids]} or
 // {"prompt": "text"} (with --tokenizer), and optionally "segments",
-// "length" (an encoder's valid prefix), "max_new" and "seed". All lines are
+// "length" (an encoder's valid prefix), "max_new" and "seed". An
+// encoder-decoder's line also gives its source, {"source_tokens": [ids]} or
+// {"source": "text"}, which "segments" and "length" then label. All lines are
 // checked first (an error names FILE:LINE and the field); then they run on
 // the continuous-batching engine, --max-batch at a time, with a progress
 // bar on a terminal. Results come out in input order: JSON lines (to
@@ -33,6 +35,29 @@ using nlohmann::json;
 
 namespace {
 
+/// The ids a line gives in one of two fields, `idsField` (an array of ids) or
+/// `textField` (text, through the tokenizer); nullopt + *error naming them
+/// (`why` ends the message when neither or both are given).
+std::optional<std::vector<int32_t>> idsOf(const json &value, const char *idsField,
+                                          const char *textField, const char *why,
+                                          const tmr_model_desc &desc, const Tokenizer *tokenizer,
+                                          std::string *error) {
+  const bool hasIds = value.contains(idsField), hasText = value.contains(textField);
+  if (hasIds == hasText) {
+    *error = std::string("give \"") + idsField + "\" (ids) or \"" + textField +
+             "\" (text), one of them" + why;
+    return std::nullopt;
+  }
+  const char *field = hasText ? textField : idsField;
+  const json &input = value[field];
+  if (hasText ? !input.is_string() : !input.is_array()) {
+    *error = "\"" + std::string(field) +
+             (hasText ? "\" must be a string" : "\" must be an array of token ids");
+    return std::nullopt;
+  }
+  return tokensFromJson(input, "\"" + std::string(field) + "\"", desc, tokenizer, error);
+}
+
 /// Reads and checks every line into a job; false + *error naming FILE:LINE.
 bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokenizer *tokenizer,
               const BatchFileOptions &options, std::vector<std::shared_ptr<Job>> *jobs,
@@ -55,27 +80,31 @@ bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokeniz
     }
     auto job = std::make_shared<Job>();
     job->kind = generate ? Job::Kind::Generate : Job::Kind::Encode;
-    const bool hasTokens = value.contains("tokens"), hasPrompt = value.contains("prompt");
-    if (hasTokens == hasPrompt) {
-      *error = where + "give \"tokens\" (ids) or \"prompt\" (text), one of them";
-      return false;
-    }
-    // Each field holds one kind: "prompt" text, "tokens" ids.
-    const char *field = hasPrompt ? "prompt" : "tokens";
-    const json &input = value[field];
-    if (hasPrompt ? !input.is_string() : !input.is_array()) {
-      *error = where + (hasPrompt ? "\"prompt\" must be a string"
-                                  : "\"tokens\" must be an array of token ids");
-      return false;
-    }
-    std::optional<std::vector<int32_t>> ids =
-        tokensFromJson(input, "\"" + std::string(field) + "\"", desc, tokenizer, error);
-    if (!ids) {
+    std::optional<std::vector<int32_t>> tokens =
+        idsOf(value, "tokens", "prompt", "", desc, tokenizer, error);
+    if (!tokens) {
       *error = where + *error;
       return false;
     }
-    job->tokens = std::move(*ids);
-    const int64_t count = static_cast<int64_t>(job->tokens.size());
+    job->tokens = std::move(*tokens);
+    if (desc.encoder_decoder) {
+      std::optional<std::vector<int32_t>> source =
+          idsOf(value, "source_tokens", "source",
+                ": this encoder-decoder model decodes from a source", desc, tokenizer, error);
+      if (!source) {
+        *error = where + *error;
+        return false;
+      }
+      job->source = std::move(*source);
+    } else if (value.contains("source_tokens") || value.contains("source")) {
+      *error = where + "\"" + (value.contains("source") ? "source" : "source_tokens") +
+               "\" applies to an encoder-decoder model";
+      return false;
+    }
+    // "segments" and "length" label the first stack's input: an
+    // encoder-decoder's source.
+    const int64_t count =
+        static_cast<int64_t>(desc.encoder_decoder ? job->source.size() : job->tokens.size());
     if (auto it = value.find("segments"); it != value.end()) {
       if (!it->is_array() || static_cast<int64_t>(it->size()) != count) {
         *error = where + "\"segments\" must be an array of one id per token (" +
@@ -93,12 +122,12 @@ bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokeniz
       }
     }
     if (auto it = value.find("length"); it != value.end()) {
-      if (desc.cache_bytes > 0 || !it->is_number_integer() || it->get<int64_t>() < 1 ||
+      const bool decoder = desc.cache_bytes > 0 && !desc.encoder_decoder;
+      if (decoder || !it->is_number_integer() || it->get<int64_t>() < 1 ||
           it->get<int64_t>() > count) {
-        *error =
-            where + (desc.cache_bytes > 0
-                         ? std::string("\"length\" applies to an encoder's input")
-                         : "\"length\" must be an integer in [1, " + std::to_string(count) + "]");
+        *error = where +
+                 (decoder ? std::string("\"length\" applies to an encoder's input")
+                          : "\"length\" must be an integer in [1, " + std::to_string(count) + "]");
         return false;
       }
       job->length = it->get<int64_t>();
@@ -112,8 +141,9 @@ bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokeniz
         }
         job->maxTokens = it->get<int64_t>();
       }
-      if (count + job->maxTokens > desc.max_seq) {
-        *error = where + std::to_string(count) + " tokens and max_new " +
+      const auto prompt = static_cast<int64_t>(job->tokens.size());
+      if (prompt + job->maxTokens > desc.max_seq) {
+        *error = where + std::to_string(prompt) + " tokens and max_new " +
                  std::to_string(job->maxTokens) + " exceed max_seq (" +
                  std::to_string(desc.max_seq) + ")";
         return false;

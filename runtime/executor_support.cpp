@@ -5,6 +5,7 @@
 #include "runtime/aligned.h"
 #include "runtime/half.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -58,10 +59,6 @@ void writeProfile(const ProfileSlot *slots, int count) {
 /// checkRun's checks of a batched run's sequences.
 int checkSequences(const tmr_run_args &args, const tmr_model_desc &model, char *err,
                    size_t errLen) {
-  if (model.encoder_decoder)
-    return fail(err, errLen,
-                "an encoder-decoder model runs one sequence at a time: "
-                "num_sequences must be 0");
   const int32_t batch = model.max_batch > 1 ? model.max_batch : 1;
   if (!args.sequences)
     return fail(err, errLen, "num_sequences is %d but sequences is NULL", args.num_sequences);
@@ -84,9 +81,19 @@ int checkSequences(const tmr_run_args &args, const tmr_model_desc &model, char *
                   static_cast<long long>(model.max_seq));
     if (model.cache_bytes == 0 && s.offset != 0)
       return fail(err, errLen, "sequence %d: this model keeps no cache: offset must be 0", b);
-    if (s.length < 0 || s.length > s.num_tokens)
+    // An encoder-decoder's length is its source's (tmr_sequence_run).
+    const int64_t input = model.encoder_decoder ? s.num_source_tokens : s.num_tokens;
+    if (model.encoder_decoder && (s.num_source_tokens < 1 || s.num_source_tokens > model.max_seq ||
+                                  (s.offset == 0 && !s.source_tokens)))
+      return fail(
+          err, errLen,
+          "sequence %d: this encoder-decoder model needs 1 to %lld source tokens, %lld "
+          "given",
+          b, static_cast<long long>(model.max_seq),
+          static_cast<long long>(s.source_tokens || s.offset > 0 ? s.num_source_tokens : 0));
+    if (s.length < 0 || s.length > input)
       return fail(err, errLen, "sequence %d: length %lld is outside [1, %lld]", b,
-                  static_cast<long long>(s.length), static_cast<long long>(s.num_tokens));
+                  static_cast<long long>(s.length), static_cast<long long>(input));
     if (model.cache_bytes > 0 && !isAligned(s.cache))
       return fail(err, errLen, "sequence %d: its cache is not aligned to %d bytes", b,
                   TMR_BUFFER_ALIGNMENT);
@@ -207,27 +214,86 @@ int SequenceRuns::open(const tmr_run_args &args, const tmr_model_desc &model, ch
   if (!runs.allocate(static_cast<size_t>(count)))
     return fail(err, errLen, "out of memory for the run's sequences");
   std::fill(runs.data, runs.data + count, SequenceRun{}); // allocate() leaves them raw
+  // An encoder-decoder's length is its source's: its decoder sees every key.
+  auto resolve = [&](SequenceRun &s, int64_t tokens, int64_t offset, int64_t length, void *cache,
+                     int64_t source) {
+    s.tokens = static_cast<int32_t>(tokens);
+    s.offset = static_cast<int32_t>(offset);
+    s.length =
+        !model.encoder_decoder && length > 0 ? static_cast<int32_t>(length) : s.offset + s.tokens;
+    s.cache = static_cast<uint8_t *>(cache);
+    if (model.encoder_decoder) {
+      s.source = static_cast<int32_t>(source);
+      s.sourceLength = length > 0 ? static_cast<int32_t>(length) : s.source;
+    }
+  };
   if (args.num_sequences == 0) {
-    // An encoder-decoder's length is its source's: its decoder sees every key.
-    SequenceRun &one = runs.data[0];
-    one.tokens = static_cast<int32_t>(args.num_tokens);
-    one.offset = static_cast<int32_t>(args.offset);
-    one.length = !model.encoder_decoder && args.length > 0 ? static_cast<int32_t>(args.length)
-                                                           : one.offset + one.tokens;
-    one.cache = static_cast<uint8_t *>(args.cache);
+    resolve(runs.data[0], args.num_tokens, args.offset, args.length, args.cache,
+            args.num_source_tokens);
+  } else {
+    int64_t first = 0;
+    for (int32_t b = 0; b < count; ++b) {
+      const tmr_sequence_run &given = args.sequences[b];
+      runs.data[b].first = first;
+      resolve(runs.data[b], given.num_tokens, given.offset, given.length, given.cache,
+              given.num_source_tokens);
+      first += given.num_tokens;
+    }
+  }
+  return model.encoder_decoder ? openSources(args, err, errLen) : 0;
+}
+
+int SequenceRuns::openSources(const tmr_run_args &args, char *err, size_t errLen) {
+  for (int32_t b = 0; b < count; ++b)
+    if (runs.data[b].offset == 0) {
+      ++encoding;
+      sourceRows += runs.data[b].source;
+    }
+  if (!sources.allocate(static_cast<size_t>(encoding)))
+    return fail(err, errLen, "out of memory for the run's sources");
+  // In its encode phase a sequence's rows are its source's.
+  int32_t e = 0, first = 0;
+  for (int32_t b = 0; b < count; ++b) {
+    const SequenceRun &s = runs.data[b];
+    if (s.offset != 0)
+      continue;
+    SequenceRun &encoded = sources.data[e++];
+    encoded = s;
+    encoded.first = first;
+    encoded.tokens = s.source;
+    encoded.length = s.sourceLength;
+    first += s.source;
+  }
+  if (args.num_sequences == 0) {
+    sourceIds = args.source_tokens;
+    sourceSegmentIds = args.segments;
     return 0;
   }
-  int64_t first = 0;
+  // A batch's sources are separate arrays: gathered into the phase's rows.
+  bool anySegments = false;
+  for (int32_t b = 0; b < count; ++b)
+    anySegments =
+        anySegments || (args.sequences[b].offset == 0 && args.sequences[b].source_segments);
+  if (!gathered.allocate(static_cast<size_t>(sourceRows) * (anySegments ? 2 : 1)))
+    return fail(err, errLen, "out of memory for the run's sources");
+  int32_t *ids = gathered.data, *segmentIds = anySegments ? gathered.data + sourceRows : nullptr;
   for (int32_t b = 0; b < count; ++b) {
     const tmr_sequence_run &given = args.sequences[b];
-    SequenceRun &s = runs.data[b];
-    s.first = first;
-    s.tokens = static_cast<int32_t>(given.num_tokens);
-    s.offset = static_cast<int32_t>(given.offset);
-    s.length = given.length > 0 ? static_cast<int32_t>(given.length) : s.offset + s.tokens;
-    s.cache = static_cast<uint8_t *>(given.cache);
-    first += given.num_tokens;
+    if (given.offset != 0)
+      continue;
+    const size_t n = static_cast<size_t>(given.num_source_tokens);
+    std::memcpy(ids, given.source_tokens, n * sizeof(int32_t));
+    if (segmentIds) {
+      if (given.source_segments)
+        std::memcpy(segmentIds, given.source_segments, n * sizeof(int32_t));
+      else
+        std::fill(segmentIds, segmentIds + n, 0);
+      segmentIds += n;
+    }
+    ids += n;
   }
+  sourceIds = gathered.data;
+  sourceSegmentIds = anySegments ? gathered.data + sourceRows : nullptr;
   return 0;
 }
 

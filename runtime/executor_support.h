@@ -113,14 +113,19 @@ int checkRun(const tmr_run_args &args, const tmr_model_desc &model, RunSizes *si
 /// One sequence of a run as its per-sequence calls (attention, positions,
 /// cache appends) see it; a run without tmr_run_args.sequences is one.
 struct SequenceRun {
-  int64_t first = 0;        ///< its first row among the run's rows
+  int64_t first = 0;        ///< its first row among the phase's rows
   int32_t tokens = 0;       ///< its rows
   int32_t offset = 0;       ///< P: its tokens already in its caches
   int32_t length = 0;       ///< L: its valid keys (offset + tokens unless padded)
   uint8_t *cache = nullptr; ///< its key/value caches
+  int32_t source = 0;       ///< S: an encoder-decoder's source tokens
+  int32_t sourceLength = 0; ///< SL: the source's valid (unpadded) length
 };
 
-/// The sequences of a run, checked (checkRun) and resolved.
+/// The sequences of a run, checked (checkRun) and resolved. An
+/// encoder-decoder's encode phase sees the run's new sequences (offset 0)
+/// as sequences of their own: their sources' rows one after the other
+/// (source(e): tokens and length are the source's).
 class SequenceRuns {
 public:
   /// Returns 0, or 1 with a message when out of memory.
@@ -128,8 +133,19 @@ public:
   int32_t count = 0;
   const SequenceRun &operator[](int32_t b) const { return runs.data[b]; }
 
+  /// Encoder-decoders: the sequences whose sources this run encodes, their
+  /// rows in all, and the sources' token and segment ids (null: all 0).
+  int32_t encoding = 0;
+  int32_t sourceRows = 0;
+  const SequenceRun &source(int32_t e) const { return sources.data[e]; }
+  const int32_t *sourceTokens() const { return sourceIds; }
+  const int32_t *sourceSegments() const { return sourceSegmentIds; }
+
 private:
-  Aligned<SequenceRun> runs;
+  int openSources(const tmr_run_args &args, char *err, size_t errLen);
+  Aligned<SequenceRun> runs, sources;
+  Aligned<int32_t> gathered; ///< a batch's sources' ids, then their segment ids
+  const int32_t *sourceIds = nullptr, *sourceSegmentIds = nullptr;
 };
 
 /// Returns 0 when `args` carries what prepare() made, else 1 with a message.

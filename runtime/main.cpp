@@ -168,7 +168,7 @@ int runMain(int argc, char **argv) {
   const bool perplexity = !options.perplexity.empty();
   const bool batchFile = !options.batchInput.empty();
   if (batchFile) {
-    if (std::string conflict = batchInputConflict(options, *desc); !conflict.empty())
+    if (std::string conflict = batchInputConflict(options); !conflict.empty())
       return usageError(conflict);
   }
   if (options.weights.empty() ||

@@ -63,7 +63,9 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
       "  --json          print one JSON object: the prompt, the generated ids\n"
       "  --batch-input FILE  many inputs, one JSON object a line ({\"tokens\": [ids]} or\n"
       "                  {\"prompt\": TEXT}; optional \"segments\", \"length\", \"max_new\",\n"
-      "                  \"seed\"), run --max-batch at a time; results as JSON lines (stdout\n"
+      "                  \"seed\"; an encoder-decoder's also \"source_tokens\" or \"source\",\n"
+      "                  which \"segments\" and \"length\" then label), run --max-batch at\n"
+      "                  a time; results as JSON lines (stdout\n"
       "                  or --output FILE.jsonl) or --output FILE.npy [inputs, rows, width]\n"
       "  --max-batch B   sequences run together, 1 to the compiled --max-batch (default\n"
       "                  16, or less)\n"
@@ -114,9 +116,7 @@ std::string perplexityConflict(const Options &options, const tmr_model_desc &des
   return "";
 }
 
-std::string batchInputConflict(const Options &options, const tmr_model_desc &desc) {
-  if (desc.encoder_decoder)
-    return "--batch-input: an encoder-decoder model decodes one source at a time";
+std::string batchInputConflict(const Options &options) {
   const std::pair<const char *, const std::string *> inputs[] = {
       {"--tokens", &options.tokens},
       {"--prompt", &options.prompt},

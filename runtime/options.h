@@ -78,10 +78,10 @@ bool parseSegments(const std::string &text, const tmr_model_desc &desc, size_t c
 /// else the usage error: it needs --tokenizer and a decoder-only model with an
 /// LM head, and takes no input, generation or output flags.
 std::string perplexityConflict(const Options &options, const tmr_model_desc &desc);
-/// "" when --batch-input can run with the other flags given and this model;
+/// "" when --batch-input can run with the other flags given;
 /// else the usage error: the inputs come from the file, and beam search,
 /// --bench and --perplexity do not apply.
-std::string batchInputConflict(const Options &options, const tmr_model_desc &desc);
+std::string batchInputConflict(const Options &options);
 /// The generation flags, each checked against its allowed range.
 bool parseGeneration(const Options &options, const tmr_model_desc &desc,
                      GenerationOptions *generation, std::string *error);

@@ -69,9 +69,6 @@ int serveCommand(int argc, char **argv, const tmr_model_desc &desc, const std::s
   }
   if (weights.empty())
     return usageError("serve: --weights FILE is required");
-  std::string why;
-  if (!Batch::supports(desc, &why))
-    return usageError("serve: " + why);
 
   ServeOptions options;
   if (!host.empty())

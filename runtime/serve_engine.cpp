@@ -143,8 +143,15 @@ void Engine::admit(std::vector<Active> *active, std::vector<int32_t> *freeSlots)
     Active entry;
     entry.job = std::move(job);
     entry.slot = freeSlots->back();
-    freeSlots->pop_back();
     batch.reset(entry.slot);
+    std::string error;
+    if (desc.encoder_decoder && !batch.setSource(entry.slot, entry.job->source, entry.job->segments,
+                                                 entry.job->length, &error)) {
+      entry.job->finish("error", error);
+      ++counters.jobsFailed;
+      continue;
+    }
+    freeSlots->pop_back();
     if (entry.job->kind == Job::Kind::Generate)
       entry.sampler.emplace(entry.job->sampling);
     active->push_back(std::move(entry));
@@ -182,8 +189,10 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
     if (!a.prefilled) {
       in.tokens = a.job->tokens.data();
       in.count = static_cast<int64_t>(a.job->tokens.size());
-      in.segments = a.job->segments.empty() ? nullptr : a.job->segments.data();
-      in.length = a.job->length;
+      if (!desc.encoder_decoder) { // else they label the source (admit())
+        in.segments = a.job->segments.empty() ? nullptr : a.job->segments.data();
+        in.length = a.job->length;
+      }
       promptTokens += in.count;
     } else {
       in.tokens = &a.last;

@@ -37,6 +37,8 @@ public:
   enum class Kind { Generate, Encode };
   Kind kind = Kind::Generate;
   std::vector<int32_t> tokens;   ///< the prompt, or the input to encode
+  /// An encoder-decoder's source, which `segments` and `length` then label.
+  std::vector<int32_t> source;
   std::vector<int32_t> segments; ///< Encode: per token, or empty (all 0)
   int64_t length = 0;            ///< Encode: valid tokens; 0: all
   /// Generate: tokens to add at most, how to choose them, and the ids that

@@ -228,7 +228,7 @@ Reply Routes::handle(const std::string &method, const std::string &path, const s
 }
 
 Reply Routes::completions(const std::string &body, const std::function<bool()> &clientGone) {
-  if (std::string(desc.output_kind) != "logits" || desc.cache_bytes == 0 || desc.encoder_decoder)
+  if (std::string(desc.output_kind) != "logits" || desc.cache_bytes == 0)
     return errorReply(
         404, std::string("model '") + desc.name +
                  "' does not continue text: /v1/completions needs a decoder with "
@@ -243,6 +243,15 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   // OpenAI clients send one prompt as a one-element list too.
   bool oneText = prompt.is_array() && prompt.size() == 1 && prompt[0].is_string();
   job->tokens = tokensOf(oneText ? prompt[0] : prompt, "prompt", desc, tokenizer);
+  // An encoder-decoder continues the prompt from a source (text or ids).
+  if (desc.encoder_decoder) {
+    if (!request.contains("source"))
+      throw BadField{"source", "source is required: this encoder-decoder model decodes the "
+                               "prompt from a source"};
+    job->source = tokensOf(request["source"], "source", desc, tokenizer);
+  } else if (request.contains("source")) {
+    throw BadField{"source", "source applies to an encoder-decoder model; this one is a decoder"};
+  }
   const int64_t room = desc.max_seq - static_cast<int64_t>(job->tokens.size());
   if (room < 1)
     throw BadField{"prompt", "prompt has " + std::to_string(job->tokens.size()) +

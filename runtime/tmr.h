@@ -224,7 +224,10 @@ tmr_status tmr_decode_step(tmr_session *session, int32_t token, float *output,
  * weights once. Results equal running each sequence alone in a session.
  * Slots join and leave between runs (tmr_batch_reset_slot): continuous
  * batching. Encoders take a batch of inputs with per-input lengths (they keep
- * no state: any slots). Encoder-decoder models: TMR_ERROR_UNSUPPORTED. */
+ * no state: any slots). Encoder-decoder models: tmr_batch_set_source gives a
+ * slot its source; the slot's first run encodes it, with the sources of the
+ * run's other new sequences, and its inputs carry no segments or length
+ * (those label the source). */
 
 typedef struct tmr_batch tmr_batch;
 
@@ -234,7 +237,8 @@ typedef struct tmr_sequence_input {
   const int32_t *tokens;   /* [num_tokens], each in [0, vocab) */
   int64_t num_tokens;      /* >= 1; the slot's position + num_tokens <= max_seq */
   const int32_t *segments; /* [num_tokens] in [0, segments), or NULL for all 0 */
-  int64_t length;          /* an encoder's valid (unpadded) prefix, 1..num_tokens; 0: all */
+  int64_t length;          /* an encoder's valid (unpadded) prefix, 1..num_tokens; 0: all
+                              (an encoder-decoder: NULL segments, length 0) */
 } tmr_sequence_input;
 
 /* A batch of `slots` (1..65536) empty sequences. A slot's caches are allocated
@@ -247,6 +251,13 @@ void tmr_batch_destroy(tmr_batch *batch);
 
 /* Frees `slot` for a new sequence (its position becomes 0). */
 tmr_status tmr_batch_reset_slot(tmr_batch *batch, int32_t slot);
+
+/* Encoder-decoder models: the source [num_source] (1..max_seq tokens) that
+ * the next sequence of `slot` decodes from, with optional `segments`
+ * [num_source] and valid length (0: all), as tmr_set_source. The slot must
+ * be empty (new, or reset); its first tmr_batch_run encodes the source. */
+tmr_status tmr_batch_set_source(tmr_batch *batch, int32_t slot, const int32_t *source,
+                                int64_t num_source, const int32_t *segments, int64_t length);
 
 /* Tokens `slot` holds. */
 tmr_status tmr_batch_position(const tmr_batch *batch, int32_t slot, int64_t *position);

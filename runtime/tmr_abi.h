@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TMR_ABI_VERSION 9
+#define TMR_ABI_VERSION 10
 #define TMR_MAX_RANK 4
 
 /* Kernels may use aligned vector loads: every weight and the cache must start
@@ -49,8 +49,16 @@ typedef struct tmr_tensor_desc {
 typedef struct tmr_sequence_run {
   int64_t num_tokens; /* >= 1, offset + num_tokens <= max_seq */
   int64_t offset;     /* its tokens in its cache (0: a new sequence) */
-  int64_t length;     /* valid (unpadded) length of its tokens, 1..num_tokens; 0: all */
+  int64_t length;     /* valid (unpadded) length of the first stack's input, as
+                         tmr_run_args.length: its tokens (1..num_tokens), or an
+                         encoder-decoder's source (1..num_source_tokens); 0: all */
   void *cache;        /* [cache_bytes] its own caches, as tmr_run_args.cache */
+  /* Encoder-decoders: the sequence's source, encoded (with the sources of the
+   * run's other new sequences) when offset == 0 and read through the
+   * cross-attention caches after. */
+  const int32_t *source_tokens;   /* [num_source_tokens], read when offset == 0 */
+  const int32_t *source_segments; /* [num_source_tokens] segment ids, or NULL for all 0 */
+  int64_t num_source_tokens;      /* 1..max_seq, on every run of the sequence */
 } tmr_sequence_run;
 
 /* What one forward pass reads and writes. A decoder's sequence is fed in

@@ -56,9 +56,6 @@ tmr_status tmr_batch_create(tmr_model *model, int32_t slots, int32_t threads, tm
     if (threads < 0)
       return fail(TMR_ERROR_INVALID_ARGUMENT,
                   "threads is " + std::to_string(threads) + "; give 0 (the default) or more");
-    std::string why;
-    if (!tmr::Batch::supports(tmr::modelOf(model).desc(), &why))
-      return fail(TMR_ERROR_UNSUPPORTED, why + ": use a session per sequence");
     auto created = std::make_unique<tmr_batch>(model, slots, threads);
     tmr::capi::retain(model);
     *batch = created.release();
@@ -81,6 +78,39 @@ tmr_status tmr_batch_reset_slot(tmr_batch *batch, int32_t slot) {
     if (tmr_status status = needSlot(batch, slot))
       return status;
     batch->batch.reset(slot);
+    return TMR_OK;
+  });
+}
+
+tmr_status tmr_batch_set_source(tmr_batch *batch, int32_t slot, const int32_t *source,
+                                int64_t num_source, const int32_t *segments, int64_t length) {
+  return guarded([&] {
+    if (tmr_status status = needBatch(batch))
+      return status;
+    const tmr_model_desc &desc = batch->batch.model();
+    if (!desc.encoder_decoder)
+      return fail(TMR_ERROR_UNSUPPORTED,
+                  "tmr_batch_set_source is for encoder-decoder models; this one decodes no source");
+    if (tmr_status status = needSlot(batch, slot))
+      return status;
+    if (!source || num_source < 1 || num_source > desc.max_seq)
+      return fail(source ? TMR_ERROR_OUT_OF_RANGE : TMR_ERROR_INVALID_ARGUMENT,
+                  source ? "num_source is " + std::to_string(num_source) + "; give 1 to " +
+                               std::to_string(desc.max_seq)
+                         : std::string("source is NULL"));
+    if (segments && desc.segments == 0)
+      return fail(TMR_ERROR_UNSUPPORTED, "this model takes no segment ids (pass NULL)");
+    if (batch->batch.position(slot) != 0)
+      return fail(TMR_ERROR_INVALID_ARGUMENT,
+                  "slot " + std::to_string(slot) + " holds a sequence (" +
+                      std::to_string(batch->batch.position(slot)) +
+                      " tokens): reset it before giving it a new source");
+    std::string error;
+    if (!batch->batch.setSource(slot, std::vector<int32_t>(source, source + num_source),
+                                segments ? std::vector<int32_t>(segments, segments + num_source)
+                                         : std::vector<int32_t>{},
+                                length, &error))
+      return fail(TMR_ERROR_OUT_OF_RANGE, error);
     return TMR_OK;
   });
 }

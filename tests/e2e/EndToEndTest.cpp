@@ -372,11 +372,22 @@ void checkBatchedGeneration(const std::string &model, const std::string &weights
   ASSERT_GE(maxNew, 1) << "max_seq leaves no room to generate after a 9-token prompt";
   const std::vector<std::vector<int32_t>> prompts = {
       {3, 1, 4, 1, 5}, {2}, {7, 1, 8, 2, 8, 1, 8, 2, 8}};
+  // An encoder-decoder's prompts each decode from a source of their own,
+  // encoded together in the batch's first call.
+  const std::vector<std::vector<int32_t>> sources = {{2, 7, 1, 8}, {1, 4, 1, 4, 2, 1, 3}, {9}};
+  const bool encdec = spec.isEncoderDecoder();
+  auto sourceOf = [&](size_t i) {
+    std::vector<int32_t> ids = sources[i];
+    for (int32_t &id : ids)
+      id %= static_cast<int32_t>(spec.vocab);
+    return ids;
+  };
   std::string batchPath = dir + "/in.jsonl";
   {
     std::ofstream batch(batchPath);
     for (size_t i = 0; i < prompts.size(); ++i)
-      batch << "{\"tokens\": [" << joinTokens(prompts[i]) << "], \"seed\": " << 5 + i << "}\n";
+      batch << "{\"tokens\": [" << joinTokens(prompts[i]) << "], \"seed\": " << 5 + i
+            << (encdec ? ", \"source_tokens\": [" + joinTokens(sourceOf(i)) + "]" : "") << "}\n";
   }
   for (const char *sampling : {"", " --temperature 1"}) {
     SCOPED_TRACE(*sampling ? "batched, sampled" : "batched, greedy");
@@ -388,9 +399,11 @@ void checkBatchedGeneration(const std::string &model, const std::string &weights
     std::string line;
     for (size_t i = 0; i < prompts.size() && std::getline(lines, line); ++i) {
       CommandResult alone;
-      ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) + " --tokens " +
-                            joinTokens(prompts[i]) + " --max-new " + std::to_string(maxNew) +
-                            sampling + " --seed " + std::to_string(5 + i) + " --json",
+      ASSERT_TRUE(runOk(quote(model) + " --weights " + quote(weights) +
+                            (encdec ? " --source-tokens " + joinTokens(sourceOf(i)) : "") +
+                            " --tokens " + joinTokens(prompts[i]) + " --max-new " +
+                            std::to_string(maxNew) + sampling + " --seed " + std::to_string(5 + i) +
+                            " --json",
                         &alone));
       std::vector<int32_t> single = generatedTokens(alone.output);
       ASSERT_EQ(single.size(), static_cast<size_t>(maxNew)) << alone.output;
@@ -541,8 +554,7 @@ TEST_P(Generation, EveryDecodingStepMatchesTheReference) {
           << "step " << k << ": the reference's argmax differs";
     }
   }
-  if (!spec.isEncoderDecoder())
-    checkBatchedGeneration(model, weights, spec, dir.path);
+  checkBatchedGeneration(model, weights, spec, dir.path);
 }
 
 /// The specs of decoders (alone or after an encoder) with an LM head: the

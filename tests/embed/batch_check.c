@@ -7,8 +7,10 @@
  *
  * A decoder: five prompts of different lengths prefilled together (all rows
  * and last rows), then decoding steps where slots leave and a new sequence
- * joins mid-way. An encoder: a ragged batch with a padded input. Prints "ok"
- * and exits 0, or says which check failed and exits 1.
+ * joins mid-way. An encoder: a ragged batch with a padded input. An
+ * encoder-decoder: as a decoder, each sequence decoding from a source of its
+ * own (one padded), the new ones' sources encoded together. Prints "ok" and
+ * exits 0, or says which check failed and exits 1.
  */
 #include "model.h"
 
@@ -28,11 +30,24 @@ static int32_t token(int s, int t, int64_t vocab) {
   return (int32_t)((s * 131 + t * 17 + 3) % vocab);
 }
 
+/* An encoder-decoder's sequences: sources of their own, the third padded. */
+static int32_t sources[6][24];
+static int64_t sourceCounts[6], sourceLengths[6];
+
+/* A new session for sequence s (an encoder-decoder's: with its source). */
+static tmr_status start(tmr_model *model, const tmr_model_info *info, int s,
+                        tmr_session **session) {
+  tmr_status status = tmr_session_create(model, 0, session);
+  if (status == TMR_OK && info->kind == TMR_MODEL_ENCODER_DECODER)
+    status = tmr_set_source(*session, sources[s], sourceCounts[s], NULL, sourceLengths[s]);
+  return status;
+}
+
 /* Rows of sequence s alone, through a session: `count` tokens, all rows. */
-static tmr_status alone(tmr_model *model, const tmr_model_info *info, const int32_t *tokens,
+static tmr_status alone(tmr_model *model, const tmr_model_info *info, int s, const int32_t *tokens,
                         int64_t count, int64_t length, float *out) {
   tmr_session *session;
-  tmr_status status = tmr_session_create(model, 0, &session);
+  tmr_status status = start(model, info, s, &session);
   if (status != TMR_OK)
     return status;
   int64_t rows = info->output_rows ? info->output_rows : count;
@@ -69,13 +84,20 @@ int main(int argc, char **argv) {
     return fail("open", status);
   tmr_model_get_info(model, &info);
   const int64_t width = info.output_width;
-  const int decoder = info.kind == TMR_MODEL_DECODER;
+  const int encdec = info.kind == TMR_MODEL_ENCODER_DECODER;
+  const int decoder = info.kind == TMR_MODEL_DECODER || encdec;
   int64_t lengths[SEQS];
   int32_t tokens[SEQS][64 + STEPS];
   for (int s = 0; s < SEQS; ++s) {
     lengths[s] = 1 + (s * 7) % (info.max_seq - STEPS < 40 ? info.max_seq - STEPS : 40);
     for (int t = 0; t < lengths[s] + STEPS; ++t)
       tokens[s][t] = token(s, t, info.vocab);
+  }
+  for (int s = 0; s <= SEQS; ++s) {
+    sourceCounts[s] = 2 + (s * 5) % (info.max_seq < 24 ? info.max_seq - 2 : 22);
+    sourceLengths[s] = s == 2 ? sourceCounts[s] / 2 : 0;
+    for (int t = 0; t < sourceCounts[s]; ++t)
+      sources[s][t] = token(s + 7, t, info.vocab);
   }
   tmr_batch *batch;
   if ((status = tmr_batch_create(model, 8, 0, &batch)) != TMR_OK)
@@ -92,6 +114,19 @@ int main(int argc, char **argv) {
     in[s] = (tmr_sequence_input){slots[s], tokens[s], lengths[s], NULL,
                                  !decoder && s == 2 && lengths[s] > 1 ? lengths[s] / 2 : 0};
     total += info.output_rows ? info.output_rows : lengths[s];
+    if (encdec && (status = tmr_batch_set_source(batch, slots[s], sources[s], sourceCounts[s], NULL,
+                                                 sourceLengths[s])) != TMR_OK)
+      return fail("tmr_batch_set_source", status);
+  }
+  if (encdec) { /* a new sequence needs its source; the decoder's tokens take no length */
+    tmr_sequence_input none = {0, tokens[0], 1, NULL, 0};
+    if (tmr_batch_run(batch, &none, 1, TMR_ROWS_ALL, NULL, 0) != TMR_ERROR_INVALID_ARGUMENT ||
+        !strstr(tmr_last_error(), "needs its source"))
+      return fail("a sequence without a source was not refused", TMR_OK);
+    none = (tmr_sequence_input){1, tokens[0], 1, NULL, 1};
+    if (tmr_batch_run(batch, &none, 1, TMR_ROWS_ALL, NULL, 0) != TMR_ERROR_INVALID_ARGUMENT ||
+        !strstr(tmr_last_error(), "label its source"))
+      return fail("a length on the decoder's tokens was not refused", TMR_OK);
   }
   if ((status = tmr_batch_run(batch, in, SEQS, TMR_ROWS_ALL, got, (size_t)(total * width))) !=
       TMR_OK)
@@ -99,7 +134,7 @@ int main(int argc, char **argv) {
   int64_t at = 0;
   for (int s = 0; s < SEQS; ++s) {
     int64_t rows = info.output_rows ? info.output_rows : lengths[s];
-    if ((status = alone(model, &info, tokens[s], lengths[s], in[s].length, expected)) != TMR_OK)
+    if ((status = alone(model, &info, s, tokens[s], lengths[s], in[s].length, expected)) != TMR_OK)
       return fail("alone", status);
     char what[64];
     snprintf(what, sizeof what, "prompt %d", s);
@@ -117,12 +152,12 @@ int main(int argc, char **argv) {
     tmr_session *sessions[SEQS + 1];
     for (int s = 0; s < SEQS; ++s) {
       held[s] = lengths[s];
-      if ((status = tmr_session_create(model, 0, &sessions[s])) != TMR_OK ||
+      if ((status = start(model, &info, s, &sessions[s])) != TMR_OK ||
           (status = tmr_prefill(sessions[s], tokens[s], lengths[s], TMR_ROWS_LAST, NULL, 0)) !=
               TMR_OK)
         return fail("session", status);
     }
-    if ((status = tmr_session_create(model, 0, &sessions[SEQS])) != TMR_OK)
+    if ((status = start(model, &info, SEQS, &sessions[SEQS])) != TMR_OK)
       return fail("session", status);
     for (int step = 0; step < STEPS; ++step) {
       int count = 0, which[SEQS + 1];
@@ -133,9 +168,12 @@ int main(int argc, char **argv) {
           in[count] = (tmr_sequence_input){slots[s], &tokens[s][held[s]], 1, NULL, 0};
           which[count++] = s;
         }
-      if (step == 2) { /* joins: a new sequence in slot 0 */
+      if (step == 2) { /* joins: a new sequence in slot 0 (its source encoded now) */
         in[count] = (tmr_sequence_input){0, tokens[3], lengths[3] + 2, NULL, 0};
         which[count++] = SEQS;
+        if (encdec && (status = tmr_batch_set_source(batch, 0, sources[SEQS], sourceCounts[SEQS],
+                                                     NULL, 0)) != TMR_OK)
+          return fail("tmr_batch_set_source", status);
       }
       if ((status = tmr_batch_run(batch, in, count, TMR_ROWS_LAST, got, (size_t)(count * width))) !=
           TMR_OK)
@@ -174,6 +212,17 @@ int main(int argc, char **argv) {
   }
   /* Refusals, naming the input. */
   int32_t bad = (int32_t)info.vocab;
+  for (int slot = 2; encdec && slot <= 5; slot += 3)
+    if ((status = tmr_batch_set_source(batch, slot, sources[0], sourceCounts[0], NULL, 0)) !=
+        TMR_OK)
+      return fail("tmr_batch_set_source", status);
+  if (encdec && (tmr_batch_set_source(batch, 2, &bad, 1, NULL, 0) != TMR_ERROR_OUT_OF_RANGE ||
+                 !strstr(tmr_last_error(), "source token")))
+    return fail("a source token past vocab was not refused", TMR_OK);
+  if (encdec &&
+      (tmr_batch_set_source(batch, 1, sources[0], 1, NULL, 0) != TMR_ERROR_INVALID_ARGUMENT ||
+       !strstr(tmr_last_error(), "reset it")))
+    return fail("a source for a slot in use was not refused", TMR_OK);
   tmr_sequence_input wrong[2] = {{2, tokens[0], 1, NULL, 0}, {2, tokens[1], 1, NULL, 0}};
   if (tmr_batch_run(batch, wrong, 2, TMR_ROWS_ALL, NULL, 0) != TMR_ERROR_INVALID_ARGUMENT ||
       !strstr(tmr_last_error(), "appears twice"))

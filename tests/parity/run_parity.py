@@ -279,16 +279,21 @@ def execute(exe, weights, inputs, out_path):
 
 def check_batched(args, exe, weights, runs, references, tolerance, failures):
     """All the runs' inputs at once through --batch-input (one batched call:
-    the linears over every row, attention per input): each input's rows
+    the linears over every row, attention per input; an encoder-decoder's
+    sources likewise, in its encode phase): each input's rows
     against torch at the same tolerance as its own run, and how many values
     equal that run's exactly."""
     lines = []
     for inputs in runs:
         line = {"tokens": inputs["tokens"]}
+        # An encoder-decoder's sources are encoded in one batched call too;
+        # its segments and length label the source.
+        if inputs.get("source"):
+            line["source_tokens"] = inputs["source"]
         if inputs.get("segments"):
             line["segments"] = inputs["segments"]
-        if inputs.get("length"):
-            line["length"] = inputs["length"]
+        if inputs.get("length") or inputs.get("source_length"):
+            line["length"] = inputs.get("length") or inputs.get("source_length")
         lines.append(json.dumps(line))
     batch_in = os.path.join(args.work, "batch.jsonl")
     batch_out = os.path.join(args.work, "batch.npy")
@@ -550,7 +555,7 @@ def main():
             print(f"{args.spec}: greedy generation: {generation['equal']}/{len(generated)} steps "
                   "equal" + (f", near-ties at steps {ties}" if ties else ""))
 
-    if len(references) == len(runs) and not (config["encoder"] and config["decoder"]):
+    if len(references) == len(runs):
         check_batched(args, exe, weights, runs, references, tolerance, failures)
 
     summary = {"spec": args.spec, "target": args.target, "max_relative_error": max(errors) if errors else None,

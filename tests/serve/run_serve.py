@@ -4,8 +4,8 @@
 Usage: run_serve.py TMC WORKDIR
 
 Compiles a decoder (examples/gpt-mini.tm, GPT-2's tokenizer), an encoder
-(examples/encoder-tiny.tm) and a classifier, starts each one's server on a
-free port and checks:
+(examples/encoder-tiny.tm), a classifier and an encoder-decoder, starts each
+one's server on a free port and checks:
   - 32 concurrent clients (greedy and sampled, streamed and not, text and
     token-id prompts of different lengths): every response equals the same
     request sent alone, and greedy ones equal the executable's own
@@ -18,7 +18,9 @@ free port and checks:
   - /health and /metrics (Prometheus text);
   - embeddings of a batch equal each input alone and the executable's
     --output rows (mean-pooled here), classify equals the executable;
-  - SIGTERM: the request in flight is answered, then the server exits 0.
+  - SIGTERM: the request in flight is answered, then the server exits 0;
+  - an encoder-decoder's completions, each from its own source, together
+    equal to alone and to the executable; a missing or bad source is a 400.
 Bounded in count and time: a few hundred requests, about a minute.
 """
 
@@ -332,8 +334,8 @@ def encoder_tests(tmc, work):
     check(status == 400 and "--tokenizer" in reply["error"]["message"], "text: %s" % reply)
     status, reply = server.post("/v1/completions", {"prompt": [1]})
     check(status == 404 and "/v1/embeddings" in reply["error"]["message"], "route: %s" % reply)
-    code, _, _ = server.stop()
-    check(code == 0, "encoder server exit %s" % code)
+    code, _, err = server.stop()
+    check(code == 0, "encoder server exit %s: %s" % (code, err[-3000:]))
 
     spec = os.path.join(ROOT, "tests/e2e/specs/encoder-segments-classifier.tm")
     exe, weights = build(tmc, work, spec, "cls")
@@ -348,8 +350,36 @@ def encoder_tests(tmc, work):
         check(reply["data"][i]["logits"] == [float(v) for v in values] and
               reply["data"][i]["label"] == values.index(max(values)),
               "classify %d: %s vs %s" % (i, reply["data"][i], values))
-    code, _, _ = server.stop()
-    check(code == 0, "classifier server exit %s" % code)
+    code, _, err = server.stop()
+    check(code == 0, "classifier server exit %s: %s" % (code, err[-3000:]))
+
+
+def encoder_decoder_tests(tmc, work):
+    """Completions that decode from a source each: admitted together, their
+    sources are encoded in one call; every answer equals the request alone,
+    and greedy ones the executable's --source-tokens run."""
+    exe, weights = build(tmc, work, os.path.join(ROOT, "tests/e2e/specs/encoder-decoder.tm"),
+                         "encdec")
+    server = Server(exe, weights, "--max-batch", "4")
+    bodies = [{"prompt": [1 + i % 3], "source": [(7 * i + k) % 40 for k in range(2 + 3 * i)],
+               "max_tokens": 5, "seed": 11 + i, "temperature": 0 if i % 2 else 1}
+              for i in range(6)]
+    alone = [completion(server, body) for body in bodies]
+    together = list(concurrent.futures.ThreadPoolExecutor(len(bodies)).map(lambda b: completion(server, b), bodies))
+    for i, body in enumerate(bodies):
+        check(together[i] == alone[i], "encdec %d together %s, alone %s" % (i, together[i], alone[i]))
+        if body["temperature"] == 0:
+            out = json.loads(run([exe, "--weights", weights, "--json", "--max-new", "5",
+                                  "--source-tokens", ",".join(map(str, body["source"])),
+                                  "--tokens", ",".join(map(str, body["prompt"]))]))
+            check(out["generated"] == alone[i]["tokens"],
+                  "encdec %d: %s, the executable %s" % (i, alone[i]["tokens"], out["generated"]))
+    status, reply = server.post("/v1/completions", {"prompt": [1]})
+    check(status == 400 and reply["error"]["param"] == "source", "no source: %s" % reply)
+    status, reply = server.post("/v1/completions", {"prompt": [1], "source": [3, 40]})
+    check(status == 400 and reply["error"]["param"] == "source", "bad source: %s" % reply)
+    code, _, err = server.stop()
+    check(code == 0, "encoder-decoder server exit %s: %s" % (code, err[-3000:]))
 
 
 def main():
@@ -358,6 +388,7 @@ def main():
     start = time.time()
     decoder_tests(tmc, work)
     encoder_tests(tmc, work)
+    encoder_decoder_tests(tmc, work)
     print("serve tests: %d failure(s) in %.1f s" % (len(FAILURES), time.time() - start))
     sys.exit(1 if FAILURES else 0)
 

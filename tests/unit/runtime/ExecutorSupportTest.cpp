@@ -113,10 +113,53 @@ TEST(ExecutorSupport, ChecksAndResolvesABatchsSequences) {
   run.args.num_sequences = 2;
   EXPECT_EQ(check(run.args, model),
             "num_sequences 2: this model runs one sequence at a time (its max_batch is 1)");
+}
+
+TEST(ExecutorSupport, GathersTheSourcesAnEncoderDecodersNewSequencesEncode) {
+  RunArgs run;
+  tmr_model_desc model = decoder();
   model.max_batch = 3;
   model.encoder_decoder = 1;
+  tmr::AlignedVector<float> second(64), third(64);
+  const int32_t first[5] = {1, 2, 3, 4, 5}, last[2] = {8, 9}, labels[5] = {1, 1, 0, 1, 1};
+  // A new sequence (5 source tokens, 3 valid, segments), one stepping after
+  // 1 cached token (its source of 6 encoded before), a new one of 2.
+  tmr_sequence_run sequences[3] = {{2, 0, 3, run.cache.data(), first, labels, 5},
+                                   {1, 1, 0, second.data(), nullptr, nullptr, 6},
+                                   {1, 0, 0, third.data(), last, nullptr, 2}};
+  run.args.num_sequences = 3;
+  run.args.sequences = sequences;
+  EXPECT_EQ(check(run.args, model), "");
+  SequenceRuns runs;
+  char err[256] = "";
+  ASSERT_EQ(runs.open(run.args, model, err, sizeof err), 0) << err;
+  ASSERT_EQ(runs.count, 3);
+  EXPECT_EQ(runs[0].length, 2); // the decoder sees every key
+  EXPECT_EQ(runs[0].sourceLength, 3);
+  EXPECT_EQ(runs[1].source, 6);
+  EXPECT_EQ(runs[1].sourceLength, 6);
+  ASSERT_EQ(runs.encoding, 2);
+  EXPECT_EQ(runs.sourceRows, 7);
+  EXPECT_EQ(runs.source(0).first, 0);
+  EXPECT_EQ(runs.source(0).tokens, 5);
+  EXPECT_EQ(runs.source(0).length, 3);
+  EXPECT_EQ(runs.source(0).offset, 0);
+  EXPECT_EQ(runs.source(1).first, 5);
+  EXPECT_EQ(runs.source(1).tokens, 2);
+  EXPECT_EQ(runs.source(1).length, 2);
+  EXPECT_EQ(runs.source(1).cache, reinterpret_cast<uint8_t *>(third.data()));
+  EXPECT_EQ(std::vector<int32_t>(runs.sourceTokens(), runs.sourceTokens() + 7),
+            (std::vector<int32_t>{1, 2, 3, 4, 5, 8, 9}));
+  ASSERT_NE(runs.sourceSegments(), nullptr);
+  EXPECT_EQ(std::vector<int32_t>(runs.sourceSegments(), runs.sourceSegments() + 7),
+            (std::vector<int32_t>{1, 1, 0, 1, 1, 0, 0}));
+
+  sequences[2].source_tokens = nullptr;
   EXPECT_EQ(check(run.args, model),
-            "an encoder-decoder model runs one sequence at a time: num_sequences must be 0");
+            "sequence 2: this encoder-decoder model needs 1 to 16 source tokens, 0 given");
+  sequences[2].source_tokens = last;
+  sequences[0].length = 6;
+  EXPECT_EQ(check(run.args, model), "sequence 0: length 6 is outside [1, 5]");
 }
 
 TEST(ExecutorSupport, ResolvesASingleRunAsOneSequence) {
