@@ -40,6 +40,9 @@ struct Schedule {
   bool parallelRows = false;  ///< parallel over (panel, row tile) pairs, not panels alone
                               ///< (ignored when K is blocked)
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
+  /// f32: each row tile's tokens packed k-major once per call (T > 1), so
+  /// that a k step's broadcasts load from one pointer at fixed offsets.
+  bool packTokens = true;
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
 
   // Where intermediate stages are computed (compute_at and fusion choices).

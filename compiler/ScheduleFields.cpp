@@ -265,6 +265,18 @@ const ScheduleField kFields[] = {
                       return std::vector<Schedule>{s};
                     }},
      .doc = "GEMM: parallel over (panel, row tile) pairs, not panels alone (unblocked K only)"},
+    {.key = "pack_tokens",
+     .boolMember = &Schedule::packTokens,
+     .kinds = kLinear,
+     .search = {.kinds = kLinear,
+                .seeds =
+                    [](const KernelDesc &, const Schedule &base) {
+                      Schedule s = base;
+                      s.packTokens = !base.packTokens;
+                      return std::vector<Schedule>{s};
+                    }},
+     .doc = "f32 GEMM: each row tile's tokens packed k-major once per call (T > 1), so that a "
+            "k step's broadcasts load from one pointer"},
     {.key = "decode_variant",
      .boolMember = &Schedule::decodeVariant,
      .kinds = kLinear,

@@ -127,7 +127,29 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   Expr T = x.dim(1).extent();
   Func xc("x_clamped");
   xc(v.n, t) = x(v.n, min(t, T - 1));
-  // int8 sums in int32 and adds the bias after scaling (below).
+  // f32 tokens packed per row tile, k-major: xt(i, k, tile) is row
+  // tile * R + i. The register tile's R broadcasts of a k step then load
+  // from one pointer at fixed offsets; reading the rows where they lie, LLVM
+  // computed each row's address with vector integer ops inside the k loop,
+  // on the ports the FMAs need (the Intel Xeon of 2026-11-27: 13-16% of a
+  // GPT-2 prefill).
+  const int packRows = l.tileRows;
+  const bool packTokens = schedule.packTokens && !schedule.gpu && !schedule.algorithmOnly &&
+                          !kernel.quantized() && kernel.precision != "bf16" && packRows > 1;
+  Func xt("x_tiles");
+  Var xi("xi"), xk("xk"), xtile("xtile");
+  if (packTokens)
+    xt(xi, xk, xtile) = xc(xk, xtile * packRows + xi);
+  // With a decode specialization (T == 1), its one row is read in place:
+  // the specialization simplifies the select away, and Halide then skips
+  // the packing for T == 1. Without one the select would stay in the loop.
+  const bool oneRowInPlace = schedule.decodeVariant && l.tileRows > 1;
+  auto token = [&](Expr k, Expr row) -> Expr {
+    if (!packTokens)
+      return xc(k, row);
+    Expr packedRow = xt(row % packRows, k, row / packRows);
+    return oneRowInPlace ? select(T == 1, xc(k, row), packedRow) : packedRow;
+  };
   Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
   Func acc("acc"), partial("partial"), xb("x_bf16"), xq(l.q4 ? "x_s8" : "x_u8"), xmax("x_absmax"),
@@ -219,16 +241,18 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       k = unsafe_promise_clamped(k, 0, K - 1);
     }
     partial(j, t, p, kb) = 0.0f;
-    partial(j, t, p, kb) += xc(k, t) * packed(j, k, p);
+    partial(j, t, p, kb) += token(k, t) * packed(j, k, p);
     acc(j, t, p) = init;
     acc(j, t, p) += partial(j, t, p, rb);
     stages.push_back(xc);
     stages.push_back(partial);
   } else {
     acc(j, t, p) = init;
-    acc(j, t, p) += xc(r, t) * packed(j, r, p);
+    acc(j, t, p) += token(r, t) * packed(j, r, p);
     stages.push_back(xc);
   }
+  if (packTokens)
+    stages.push_back(xt);
   stages.push_back(acc);
   Func out("linear");
   Expr sum = acc(n % P, t, n / P);
@@ -286,6 +310,13 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     scheduleOut(out.specialize(T == 1), 1);
   scheduleOut(out, R);
 
+  if (packTokens) {
+    xt.compute_root()
+        .bound(xi, 0, packRows)
+        .reorder(xi, xk, xtile)
+        .unroll(xi)
+        .vectorize(xk, l.vectorWidth, TailStrategy::GuardWithIf);
+  }
   if (l.quantized()) {
     // The tokens in u8 (q4: s8) quads, once per call (never blocked).
     Var e = xq.args()[0], k4 = xq.args()[1];

@@ -65,6 +65,7 @@ struct GemmCase {
   int kBlock = 0, unrollK = 1;
   bool parallelRows = false, decodeVariant = true;
   int tileVectors = -1, tileRows = -1;
+  int packTokens = -1; ///< 0 or 1; -1: the default's
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.name; }
@@ -82,6 +83,7 @@ const GemmCase kCases[] = {
     {"k70_n20_bias_no_decode_variant", 70, 20, true, "relu", 0, 1, false, false},
     {"k130_n50_bias_relu_3x4_tile_blocked", 130, 50, true, "relu", 32, 1, false, true, 3, 4},
     {"k1100_n40_gelu_default_schedule", 1100, 40, false, "gelu", -1, -1},
+    {"k90_n70_bias_tokens_in_place", 90, 70, true, "gelu", -1, -1, false, true, -1, -1, 0},
 };
 
 class GemmKernelTest
@@ -106,6 +108,8 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     schedule.tileCols = c.tileVectors * schedule.vectorWidth;
   if (c.tileRows > 0)
     schedule.tileRows = c.tileRows;
+  if (c.packTokens >= 0)
+    schedule.packTokens = c.packTokens != 0;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));
