@@ -45,6 +45,12 @@ bool Batch::setSource(int32_t slot, std::vector<int32_t> tokens, std::vector<int
     *error = which + " is outside [0, " + std::to_string(slots() - 1) + "]";
     return false;
   }
+  // Its caches hold the keys and values of the source it started from.
+  if (positions[static_cast<size_t>(slot)] != 0) {
+    *error = which + " holds a sequence (" + std::to_string(positions[static_cast<size_t>(slot)]) +
+             " tokens): reset it before giving it a new source";
+    return false;
+  }
   const auto count = static_cast<int64_t>(tokens.size());
   if (count < 1 || count > desc.max_seq) {
     *error = which + ": a source of " + std::to_string(count) + " tokens; the model takes 1 to " +

@@ -249,6 +249,8 @@ int SequenceRuns::openSources(const tmr_run_args &args, char *err, size_t errLen
       ++encoding;
       sourceRows += runs.data[b].source;
     }
+  if (encoding == 0) // decoding steps: no encode phase
+    return 0;
   if (!sources.allocate(static_cast<size_t>(encoding)))
     return fail(err, errLen, "out of memory for the run's sources");
   // In its encode phase a sequence's rows are its source's.

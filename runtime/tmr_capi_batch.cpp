@@ -100,17 +100,15 @@ tmr_status tmr_batch_set_source(tmr_batch *batch, int32_t slot, const int32_t *s
                          : std::string("source is NULL"));
     if (segments && desc.segments == 0)
       return fail(TMR_ERROR_UNSUPPORTED, "this model takes no segment ids (pass NULL)");
-    if (batch->batch.position(slot) != 0)
-      return fail(TMR_ERROR_INVALID_ARGUMENT,
-                  "slot " + std::to_string(slot) + " holds a sequence (" +
-                      std::to_string(batch->batch.position(slot)) +
-                      " tokens): reset it before giving it a new source");
     std::string error;
     if (!batch->batch.setSource(slot, std::vector<int32_t>(source, source + num_source),
                                 segments ? std::vector<int32_t>(segments, segments + num_source)
                                          : std::vector<int32_t>{},
                                 length, &error))
-      return fail(TMR_ERROR_OUT_OF_RANGE, error);
+      // A slot in use is the caller's mistake; the rest are values out of range.
+      return fail(batch->batch.position(slot) != 0 ? TMR_ERROR_INVALID_ARGUMENT
+                                                   : TMR_ERROR_OUT_OF_RANGE,
+                  error);
     return TMR_OK;
   });
 }
