@@ -16,6 +16,19 @@ namespace {
 /// Sequences one executor call may carry.
 int32_t callWidthOf(const tmr_model_desc &desc) { return desc.max_batch > 1 ? desc.max_batch : 1; }
 
+/// Whether every one of `count` ids is in [0, limit); else false + *error
+/// ("WHICH: KIND ID at index I is outside [0, limit - 1]").
+bool idsInRange(const int32_t *ids, int64_t count, int64_t limit, const std::string &which,
+                const char *kind, std::string *error) {
+  for (int64_t t = 0; t < count; ++t)
+    if (ids[t] < 0 || ids[t] >= limit) {
+      *error = which + ": " + kind + " " + std::to_string(ids[t]) + " at index " +
+               std::to_string(t) + " is outside [0, " + std::to_string(limit - 1) + "]";
+      return false;
+    }
+  return true;
+}
+
 } // namespace
 
 Batch::Batch(const tmr_model_desc &desc, const std::vector<const void *> &weights,
@@ -57,24 +70,16 @@ bool Batch::setSource(int32_t slot, std::vector<int32_t> tokens, std::vector<int
              std::to_string(desc.max_seq);
     return false;
   }
-  for (int64_t t = 0; t < count; ++t)
-    if (tokens[t] < 0 || tokens[t] >= desc.vocab) {
-      *error = which + ": source token " + std::to_string(tokens[t]) + " at index " +
-               std::to_string(t) + " is outside [0, " + std::to_string(desc.vocab - 1) + "]";
-      return false;
-    }
-  const int64_t segmentIds = std::max<int64_t>(desc.segments, 1);
+  if (!idsInRange(tokens.data(), count, desc.vocab, which, "source token", error))
+    return false;
   if (!segments.empty() && static_cast<int64_t>(segments.size()) != count) {
     *error = which + ": " + std::to_string(segments.size()) + " segment ids for a source of " +
              std::to_string(count) + " tokens";
     return false;
   }
-  for (size_t t = 0; t < segments.size(); ++t)
-    if (segments[t] < 0 || segments[t] >= segmentIds) {
-      *error = which + ": segment id " + std::to_string(segments[t]) + " at index " +
-               std::to_string(t) + " is outside [0, " + std::to_string(segmentIds - 1) + "]";
-      return false;
-    }
+  if (!idsInRange(segments.data(), static_cast<int64_t>(segments.size()),
+                  std::max<int64_t>(desc.segments, 1), which, "segment id", error))
+    return false;
   if (length < 0 || length > count) {
     *error = which + ": length " + std::to_string(length) + " is outside [0, " +
              std::to_string(count) + "] (0: the whole source is valid)";
@@ -112,20 +117,10 @@ bool Batch::check(const std::vector<Input> &inputs, std::string *error, Failure 
                " held: the model takes 1 to " + std::to_string(desc.max_seq) + " in all";
       return false;
     }
-    for (int64_t t = 0; t < in.count; ++t)
-      if (in.tokens[t] < 0 || in.tokens[t] >= desc.vocab) {
-        *error = which + ": token " + std::to_string(in.tokens[t]) + " at index " +
-                 std::to_string(t) + " is outside [0, " + std::to_string(desc.vocab - 1) + "]";
-        return false;
-      }
-    if (in.segments)
-      for (int64_t t = 0; t < in.count; ++t)
-        if (in.segments[t] < 0 || in.segments[t] >= std::max<int64_t>(desc.segments, 1)) {
-          *error = which + ": segment id " + std::to_string(in.segments[t]) + " at index " +
-                   std::to_string(t) + " is outside [0, " +
-                   std::to_string(std::max<int64_t>(desc.segments, 1) - 1) + "]";
-          return false;
-        }
+    if (!idsInRange(in.tokens, in.count, desc.vocab, which, "token", error) ||
+        (in.segments && !idsInRange(in.segments, in.count, std::max<int64_t>(desc.segments, 1),
+                                    which, "segment id", error)))
+      return false;
     if (desc.encoder_decoder) {
       *failure = Failure::Input;
       if (in.segments || in.length != 0) {

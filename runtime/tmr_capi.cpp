@@ -47,7 +47,8 @@ thread_local std::string lastError;
 using tmr::capi::fail;
 using tmr::capi::guarded;
 
-void release(tmr_model *model) { tmr::capi::release(model); }
+using tmr::capi::release;
+using tmr::capi::retain;
 
 tmr_model_kind kindOf(const tmr_model_desc &desc) {
   if (desc.encoder_decoder)
@@ -269,7 +270,7 @@ tmr_status tmr_session_create(tmr_model *model, int32_t threads, tmr_session **s
       return fail(TMR_ERROR_INVALID_ARGUMENT,
                   "threads is " + std::to_string(threads) + "; give 0 (the default) or more");
     auto created = std::make_unique<tmr_session>(model, threads);
-    model->references.fetch_add(1);
+    retain(model);
     *session = created.release();
     return TMR_OK;
   });
