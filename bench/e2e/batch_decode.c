@@ -77,11 +77,7 @@ int main(int argc, char **argv) {
             (long long)prompt, (long long)steps, (long long)info.max_seq);
     return 1;
   }
-  if (seqs > info.max_batch)
-    fprintf(stderr,
-            "batch_decode: warning: %d sequences, but one call of this model carries "
-            "%d (tmc compile --max-batch): the runtime splits each run\n",
-            seqs, info.max_batch);
+  warn_split(seqs, info.max_batch, "sequences");
   tmr_batch *batch = NULL;
   CHECK(tmr_batch_create(model, seqs, threads, &batch));
 

@@ -87,11 +87,7 @@ int main(int argc, char **argv) {
             (long long)info.max_seq);
     return 1;
   }
-  if (seqs > info.max_batch)
-    fprintf(stderr,
-            "batch_encode: warning: %d inputs, but one call of this model carries "
-            "%d (tmc compile --max-batch): the runtime splits each run\n",
-            seqs, info.max_batch);
+  warn_split(seqs, info.max_batch, "inputs");
   tmr_batch *batch = NULL;
   CHECK(tmr_batch_create(model, seqs, threads, &batch));
 

@@ -24,6 +24,16 @@ static void fail(const char *call, tmr_status status) {
       fail(#call, status_);                                                                        \
   } while (0)
 
+/* Warns when `count` inputs (`what`: "sequences", "inputs") are more than one call of the
+ * model carries: the runtime then splits each run. */
+static void warn_split(int32_t count, int32_t max_batch, const char *what) {
+  if (count > max_batch)
+    fprintf(stderr,
+            HARNESS_NAME ": warning: %d %s, but one call of this model carries %d (tmc compile "
+                         "--max-batch): the runtime splits each run\n",
+            count, what, max_batch);
+}
+
 static void *allocate(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   if (!p) {
