@@ -3,6 +3,7 @@
 #include "compiler/Pipeline.h"
 
 #include "compiler/Error.h"
+#include "compiler/IRResultNumbers.h"
 #include "compiler/KernelPlanFromIR.h"
 #include "compiler/Schedule.h"
 #include "compiler/TuningDb.h"
@@ -51,7 +52,9 @@ llvm::Error loadModule(PlannedModel &model, const std::string &path,
       readInputFile(path, kMaxIRBytes, "the IR input");
   if (!buffer)
     return withContext(buffer.takeError(), "cannot open input file '" + path + "'");
-  model.irSourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  unsigned bufferId = model.irSourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  if (!checkResultNumbers(*model.irSourceMgr, bufferId))
+    return makeDiagnosedError();
   model.module = mlir::parseSourceFile<mlir::ModuleOp>(*model.irSourceMgr, &context);
   if (!model.module)
     return makeDiagnosedError();
