@@ -71,16 +71,13 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // Blocking K keeps a block of the weight panel in cache while every row
     // tile of the tokens passes over it, at the price of storing partial sums
     // per block. Measured on the GPT-2/BERT shapes (bench/kernels/README.md):
-    // for K <= 1024, blocks of 128 (AVX-512's 4 x 6 tile: a 32 KiB panel
-    // block, L1) or 384 (AVX2) win 3-6%; for K = 3072, AVX-512 runs fastest unblocked and
-    // AVX2 with blocks of 256. NEON (not measured on hardware: this machine
-    // only emulates it): blocks of 256 keep a 16 KiB panel block in even a
-    // 32 KiB L1.
+    // for K <= 1024, blocks of 384 (AVX2) win 3-6% (AVX-512 runs unblocked:
+    // below); for K = 3072, AVX2 runs fastest with blocks of 256. NEON (not
+    // measured on hardware: this machine only emulates it): blocks of 256
+    // keep a 16 KiB panel block in even a 32 KiB L1.
     const bool longK = kernel.inWidth > 1024;
     if (neon)
       s.kBlock = 256;
-    else if (avx512)
-      s.kBlock = longK ? 0 : 128;
     else
       s.kBlock = longK ? 256 : 384;
     s.unrollK = 1;
@@ -90,12 +87,19 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // tune` picked 48 x 8 for three of GPT-2's GEMMs on the Intel machine too
     // (bench/results/tune/run2-p10); 8 rows also divide the usual prompt
     // lengths, where 6 computes 4 clamped rows of 132 at T = 128. Widths that
-    // 64 divides and 48 does not (256, 512, 1024: 5% padding in panels of 48)
-    // keep the 4 x 6 tile.
-    if (avx512 && !(kernel.width % 64 == 0 && kernel.width % 48 != 0)) {
-      s.tileCols = 3 * s.vectorWidth;
-      s.tileRows = 8;
+    // 64 divides and 48 does not (256, 512, 1024, 32000: up to 5% padding in
+    // panels of 48) keep the 4 x 6 tile, K unblocked too: the small-model
+    // sweep (bench/kernels --shapes narrow, K 128-768 x N 384-50257, Intel
+    // Xeon, 2026-11-27) found blocks of 128 no better on the narrow layers
+    // (within +-5%) and 10-20% slower on vocabulary heads (N 32000 and
+    // 50257), whose panel-sized partial sums cost a trip through memory per
+    // block.
+    if (avx512) {
       s.kBlock = 0;
+      if (!(kernel.width % 64 == 0 && kernel.width % 48 != 0)) {
+        s.tileCols = 3 * s.vectorWidth;
+        s.tileRows = 8;
+      }
     }
     // bf16 (vdpbf16ps: 16 lanes, each the sum of a pair of products): 2
     // vectors x 12 rows, K unblocked, ran 390 GFLOP/s at 2 threads on the
