@@ -49,27 +49,17 @@ struct GemmVariant {
   int (*gemm)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
 };
 
-#include "kernels.inc"
-
-namespace {
-
 struct BenchShape {
   const char *model;
   int T, K, N;
 };
 
-const BenchShape kShapes[] = {
-    {"GPT-2/BERT prefill attn out", 128, 768, 768},
-    {"GPT-2 prefill QKV", 128, 768, 2304},
-    {"GPT-2/BERT prefill FFN up", 128, 768, 3072},
-    {"GPT-2/BERT prefill FFN down", 128, 3072, 768},
-    {"GPT-2 prefill LM head", 128, 768, 50257},
-    {"GPT-2 decode QKV", 1, 768, 2304},
-    {"GPT-2 decode attn out", 1, 768, 768},
-    {"GPT-2 decode FFN up", 1, 768, 3072},
-    {"GPT-2 decode FFN down", 1, 3072, 768},
-    {"GPT-2 decode LM head", 1, 768, 50257},
-};
+// kVariants (the kernels), kShapes (the table's rows: bench_kernels_gen
+// --shapes), kTarget and kFmaPeak (GFLOP/s of the target's FMAs at 1 and 2
+// threads, measured by the generator as `tmc tune` measures it).
+#include "kernels.inc"
+
+namespace {
 
 double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -267,8 +257,11 @@ int main(int argc, char **argv) {
   std::printf("tmc GEMM kernels vs oneDNN %d.%d sgemm; tmc target: %s\n",
               dnnl_version()->major, dnnl_version()->minor, kTarget);
   std::printf("best of %d interleaved rounds' medians; GFLOP/s = 2*T*K*N / time\n\n", rounds);
-  std::printf("%-28s %4s %5s %5s %3s | %8s | %8s %6s | %-10s %8s %6s\n", "shape", "T", "K", "N",
-              "thr", "oneDNN", "default", "ratio", "best", "GFLOP/s", "ratio");
+  std::printf("FMA peak (measured): %.1f GFLOP/s at 1 thread, %.1f at 2\n\n", kFmaPeak[0],
+              kFmaPeak[1]);
+  std::printf("%-28s %4s %5s %5s %3s | %8s %5s | %8s %6s %5s | %-10s %8s %6s %5s\n", "shape", "T",
+              "K", "N", "thr", "oneDNN", "peak", "default", "ratio", "peak", "best", "GFLOP/s",
+              "ratio", "peak");
   std::string detail;
   for (const Case &c : cases)
     for (int threads : {1, 2}) {
@@ -290,9 +283,12 @@ int main(int argc, char **argv) {
         if (c.impls[i].best(threads) < c.impls[best].best(threads))
           best = i;
       double bestRate = flop / c.impls[best].best(threads) / 1e9;
-      std::printf("%-28s %4d %5d %5d %3d | %8.1f | %8.1f %5.0f%% | %-10s %8.1f %5.0f%%\n",
-                  c.shape.model, c.shape.T, c.shape.K, c.shape.N, threads, dnnl, def,
-                  100 * def / dnnl, c.impls[best].name.c_str(), bestRate, 100 * bestRate / dnnl);
+      const double peak = kFmaPeak[threads - 1];
+      std::printf("%-28s %4d %5d %5d %3d | %8.1f %4.0f%% | %8.1f %5.0f%% %4.0f%% | %-10s %8.1f "
+                  "%5.0f%% %4.0f%%\n",
+                  c.shape.model, c.shape.T, c.shape.K, c.shape.N, threads, dnnl, 100 * dnnl / peak,
+                  def, 100 * def / dnnl, 100 * def / peak, c.impls[best].name.c_str(), bestRate,
+                  100 * bestRate / dnnl, 100 * bestRate / peak);
     }
   std::printf("\nGFLOP/s of every implementation:\n%s", detail.c_str());
   std::printf("\nschedules:\n");

@@ -12,17 +12,20 @@
 // BenchAttention.cpp times.
 //
 // Usage: bench_kernels_gen --target host|x86-64-avx2|x86-64-avx512 --out DIR
-//                          [--only gemm|attention]
+//                          [--only gemm|attention] [--shapes gpt2|narrow]
+// --shapes narrow: the small-model sweep (K 128-768 x N 384-50257) instead.
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/kernels/UnfusedAttention.h"
 #include "compiler/KernelPlan.h"
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
 #include "compiler/halide/AOT.h"
 #include "compiler/halide/Lowering.h"
-#include "bench/kernels/UnfusedAttention.h"
+#include "compiler/tune/FmaPeak.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -36,13 +39,48 @@ namespace {
 
 struct Shape {
   int64_t K, N;
+  bool operator==(const Shape &) const = default;
+};
+
+/// One row of the harness's table: a GEMM of T tokens through a K x N layer.
+struct BenchCase {
+  std::string label;
+  int T;
+  Shape shape;
 };
 
 // GPT-2 small and BERT base (d 768, ff 3072): attention projections
 // (768 x 768), fused QKV (768 x 2304), FFN up (768 x 3072) and down (3072 x
 // 768), and GPT-2's LM head (768 x 50257: its 154 MB weight streams from
 // memory on every call, unlike the others', which stay in cache here).
-const Shape kShapes[] = {{768, 768}, {768, 2304}, {768, 3072}, {3072, 768}, {768, 50257}};
+std::vector<BenchCase> gpt2Cases() {
+  return {{"GPT-2/BERT prefill attn out", 128, {768, 768}},
+          {"GPT-2 prefill QKV", 128, {768, 2304}},
+          {"GPT-2/BERT prefill FFN up", 128, {768, 3072}},
+          {"GPT-2/BERT prefill FFN down", 128, {3072, 768}},
+          {"GPT-2 prefill LM head", 128, {768, 50257}},
+          {"GPT-2 decode QKV", 1, {768, 2304}},
+          {"GPT-2 decode attn out", 1, {768, 768}},
+          {"GPT-2 decode FFN up", 1, {768, 3072}},
+          {"GPT-2 decode FFN down", 1, {3072, 768}},
+          {"GPT-2 decode LM head", 1, {768, 50257}}};
+}
+
+// Small models' layers (#26): d_model 128-768 against the widths such models
+// project to: a narrow output (384), fused q/k/v (960), a gated FFN's fused
+// gate and up (1728), and two vocabularies (32000, 50257), prefill (128
+// tokens) and one decoding row.
+std::vector<BenchCase> narrowCases() {
+  std::vector<BenchCase> cases;
+  for (int T : {128, 1})
+    for (int64_t K : {128, 256, 320, 384, 512, 768})
+      for (int64_t N : {384, 960, 1728, 32000, 50257})
+        cases.push_back({std::string(T == 1 ? "decode" : "prefill") + " K" + std::to_string(K) +
+                             " N" + std::to_string(N),
+                         T,
+                         {K, N}});
+  return cases;
+}
 
 /// A named change to the default schedule; the harness reports the default
 /// and the best variant per shape (the tuner's search space in miniature).
@@ -109,6 +147,46 @@ const Variant kVariants[] = {
     blocked("kblock256", 256),
     blocked("kblock384", 384),
     blocked("kblock768", 768),
+};
+
+// The sweep's variants: the register tiles the defaults choose between,
+// with and without K blocks, and row-tile tasks for layers too narrow to
+// give each thread a few panels.
+const Variant kNarrowVariants[] = {
+    {"default", [](Schedule &, const Shape &) { return true; }},
+    {"3x8",
+     [](Schedule &s, const Shape &) {
+       s.tileCols = 3 * s.vectorWidth;
+       s.tileRows = 8;
+       s.kBlock = 0;
+       return true;
+     }},
+    {"4x6",
+     [](Schedule &s, const Shape &) {
+       s.tileCols = 4 * s.vectorWidth;
+       s.tileRows = 6;
+       s.kBlock = 0;
+       return true;
+     }},
+    {"4x6kb128",
+     [](Schedule &s, const Shape &sh) {
+       s.tileCols = 4 * s.vectorWidth;
+       s.tileRows = 6;
+       s.kBlock = 128;
+       return sh.K > 128;
+     }},
+    {"2x12",
+     [](Schedule &s, const Shape &) {
+       s.tileCols = 2 * s.vectorWidth;
+       s.tileRows = 12;
+       s.kBlock = 0;
+       return true;
+     }},
+    {"rowtasks",
+     [](Schedule &s, const Shape &) {
+       s.parallelRows = true;
+       return true;
+     }},
 };
 
 bool compile(const halide::LoweredKernel &kernel, const std::string &name,
@@ -206,7 +284,7 @@ bool generateAttention(const TargetInfo &target, const std::string &outDir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string targetName = "host", outDir, only;
+  std::string targetName = "host", outDir, only, shapes = "gpt2";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--target")
@@ -215,9 +293,13 @@ int main(int argc, char **argv) {
       outDir = argv[i + 1];
     else if (flag == "--only")
       only = argv[i + 1];
+    else if (flag == "--shapes")
+      shapes = argv[i + 1];
   }
-  if (outDir.empty() || (only != "" && only != "gemm" && only != "attention")) {
-    std::cerr << "usage: bench_kernels_gen --target TARGET --out DIR [--only gemm|attention]\n";
+  if (outDir.empty() || (only != "" && only != "gemm" && only != "attention") ||
+      (shapes != "gpt2" && shapes != "narrow")) {
+    std::cerr << "usage: bench_kernels_gen --target TARGET --out DIR [--only gemm|attention] "
+                 "[--shapes gpt2|narrow]\n";
     return 2;
   }
   llvm::Expected<TargetInfo> target = resolveTarget(targetName);
@@ -230,23 +312,34 @@ int main(int argc, char **argv) {
 
   if (only != "gemm" && !generateAttention(*target, outDir))
     return 1;
-  std::ostringstream decls, table;
-  for (const Shape &shape : only == "attention" ? std::vector<Shape>{}
-                                                 : std::vector<Shape>(std::begin(kShapes),
-                                                                      std::end(kShapes))) {
+  const std::vector<BenchCase> cases = only == "attention"
+                                           ? std::vector<BenchCase>{}
+                                           : (shapes == "narrow" ? narrowCases() : gpt2Cases());
+  std::vector<Shape> layers; // each K x N once: one kernel serves every T
+  for (const BenchCase &c : cases)
+    if (std::find(layers.begin(), layers.end(), c.shape) == layers.end())
+      layers.push_back(c.shape);
+  const Variant *variants =
+      shapes == "narrow" ? std::begin(kNarrowVariants) : std::begin(kVariants);
+  const Variant *variantsEnd = shapes == "narrow" ? std::end(kNarrowVariants) : std::end(kVariants);
+  std::ostringstream decls, table, caseTable;
+  for (const BenchCase &c : cases)
+    caseTable << "    {\"" << c.label << "\", " << c.T << ", " << c.shape.K << ", " << c.shape.N
+              << "},\n";
+  for (const Shape &shape : layers) {
     KernelDesc desc;
     desc.kind = KernelKind::linear;
     desc.inWidth = shape.K;
     desc.width = shape.N;
     desc.activation = "none"; // oneDNN's sgemm has no epilogue
     const std::string defaultStr = defaultSchedule(desc, *target).str();
-    for (const Variant &variant : kVariants) {
+    for (const Variant *variant = variants; variant != variantsEnd; ++variant) {
       Schedule schedule = defaultSchedule(desc, *target);
-      if (!variant.apply(schedule, shape) ||
-          (schedule.str() == defaultStr && std::string(variant.name) != "default"))
+      if (!variant->apply(schedule, shape) ||
+          (schedule.str() == defaultStr && std::string(variant->name) != "default"))
         continue;
       std::string suffix =
-          "k" + std::to_string(shape.K) + "_n" + std::to_string(shape.N) + "_" + variant.name;
+          "k" + std::to_string(shape.K) + "_n" + std::to_string(shape.N) + "_" + variant->name;
       std::string gemm = "tmb_gemm_" + suffix, pack = "tmb_pack_" + suffix;
       std::cout << "  " << suffix << ": " << schedule.str() << std::endl;
       try {
@@ -261,9 +354,9 @@ int main(int argc, char **argv) {
       decls << "extern \"C\" int " << pack << "(halide_buffer_t *, halide_buffer_t *);\n"
             << "extern \"C\" int " << gemm
             << "(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);\n";
-      table << "    {" << shape.K << ", " << shape.N << ", \"" << variant.name << "\", \""
-            << schedule.str() << "\", {" << packed.extents[0] << ", " << packed.extents[1]
-            << ", " << packed.extents[2] << "}, " << pack << ", " << gemm << "},\n";
+      table << "    {" << shape.K << ", " << shape.N << ", \"" << variant->name << "\", \""
+            << schedule.str() << "\", {" << packed.extents[0] << ", " << packed.extents[1] << ", "
+            << packed.extents[2] << "}, " << pack << ", " << gemm << "},\n";
     }
   }
   if (llvm::Error error = halide::compileRuntime(*target, outDir + "/halide_runtime.o")) {
@@ -271,11 +364,25 @@ int main(int argc, char **argv) {
               << "\n";
     return 1;
   }
+  // The limit the rates are read against, measured here as `tmc tune` does
+  // (a VM's clock and neighbours move it; a data sheet's number would not).
+  double peak[2] = {0, 0};
+  for (int threads : {1, 2}) {
+    llvm::Expected<double> measured = tune::measureFmaPeak(*target, threads);
+    if (!measured) {
+      std::cerr << "bench_kernels_gen: FMA peak: " << llvm::toString(measured.takeError()) << "\n";
+      return 1;
+    }
+    peak[threads - 1] = *measured;
+  }
   std::ofstream inc(outDir + "/kernels.inc");
   inc << "// Generated by bench_kernels_gen for " << target->halideTarget << "\n"
       << "static const char *kTarget = \"" << target->name << " (" << target->halideTarget
       << ")\";\n"
+      << "static const double kFmaPeak[2] = {" << peak[0] << ", " << peak[1] << "};\n"
       << decls.str() << "static const GemmVariant kVariants[] = {\n"
-      << table.str() << "};\n";
+      << table.str() << "};\n"
+      << "static const BenchShape kShapes[] = {\n"
+      << caseTable.str() << "};\n";
   return inc ? 0 : 1;
 }

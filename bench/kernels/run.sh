@@ -12,6 +12,7 @@
 #
 # Usage: bench/kernels/run.sh [--build-dir DIR] [--target host|x86-64-avx2|x86-64-avx512]
 #                             [--quick] [--no-build] [--boost] [--only gemm|attention]
+#                             [--shapes gpt2|narrow]
 #   --build-dir  a tmc CMake build dir (default: $REPO/build-bench; configured if absent)
 #   --target     the kernels' target; with x86-64-avx2 oneDNN is limited to AVX2 too
 #   --quick      fewer timing rounds (a smoke run, not for the record)
@@ -21,6 +22,9 @@
 #                other sessions' builds on a shared machine take less of its
 #                cores; oneDNN and tmc get the same treatment. Say so with the numbers.
 #   --only       run one of the two benches
+#   --shapes     the GEMMs: GPT-2 small's and BERT base's (default), or narrow: the
+#                small-model sweep, K in {128,256,320,384,512,768} x N in {384,960,
+#                1728,32000,50257} at T = 128 and 1 (with --only gemm: 30 layers)
 # Not part of the test suite: timings depend on the machine's load.
 set -euo pipefail
 
@@ -31,6 +35,7 @@ ROUNDS=15
 BUILD=1
 BOOST=0
 ONLY=
+SHAPES=gpt2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) BUILD_DIR="$(realpath -m "$2")"; shift 2 ;;
@@ -39,13 +44,17 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD=0; shift ;;
     --boost) BOOST=1; shift ;;
     --only) ONLY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --shapes) SHAPES="$2"; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
 if [[ -n "$ONLY" && "$ONLY" != gemm && "$ONLY" != attention ]]; then
   echo "run.sh: --only takes gemm or attention, not '$ONLY'" >&2; exit 2
+fi
+if [[ "$SHAPES" != gpt2 && "$SHAPES" != narrow ]]; then
+  echo "run.sh: --shapes takes gpt2 or narrow, not '$SHAPES'" >&2; exit 2
 fi
 
 # oneDNN is the bench's own dependency, not the project's (scripts/setup.sh).
@@ -65,10 +74,11 @@ if [[ $BUILD == 1 ]]; then
   ninja -C "$BUILD_DIR" bench_kernels_gen >/dev/null
 fi
 
-WORK="$BUILD_DIR/bench/kernels/work-$TARGET"
+WORK="$BUILD_DIR/bench/kernels/work-$TARGET-$SHAPES"
 rm -rf "$WORK" && mkdir -p "$WORK"
 echo "== AOT-compiling the kernels for $TARGET"
 "$BUILD_DIR/bin/bench_kernels_gen" --target "$TARGET" --out "$WORK" ${ONLY:+--only "$ONLY"} \
+  --shapes "$SHAPES" \
   > "$WORK/gen.log"
 echo "   $(grep -c "^  k" "$WORK/gen.log" || true) GEMM variants," \
   "$(grep -c "^  attention" "$WORK/gen.log" || true) fused attention variants; schedules: $WORK/gen.log"
