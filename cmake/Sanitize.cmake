@@ -1,7 +1,9 @@
 # TMC_SANITIZE=address,undefined builds the compiler, the runtime and the tests
 # with those sanitizers (`make test` does so in build-asan/). Model
 # executables that such a tmc links get the same flag (TMC_SANITIZE_LINK_FLAG),
-# so they link the instrumented runtime archives of that build.
+# so they link the instrumented runtime archives of that build; their generated
+# C++ (the executor) is compiled at -O0 (compiler/Toolchain.cpp: 10x faster to
+# compile instrumented, and the sanitizer suites compile hundreds of models).
 #
 # Not instrumented: the LLVM, MLIR and Halide libraries (system packages) and
 # the Halide-generated kernels; ASan still checks every access our code makes.
