@@ -1,7 +1,8 @@
 //===- Bench.cpp - tmc GEMM kernels against oneDNN's sgemm ----------------===//
 //
 // Built by run.sh against the objects of bench_kernels_gen (kernels.inc) and
-// libdnnl. For each shape (T tokens, K in, N out) and 1 and 2 threads:
+// libdnnl. For each shape (T tokens, K in, N out), at the thread count that
+// --threads gives (1 or 2; one process per count):
 //  1. checks every tmc variant and oneDNN against a naive double GEMM
 //     (max |y - ref| / max |ref| <= 1e-5), and times nothing on a failure;
 //  2. times oneDNN and every tmc variant interleaved: each round visits
@@ -107,10 +108,12 @@ struct Case {
   int reps = 5;                            // timed calls per block
 };
 
+/// Set once per process: switching Halide's pool between counts
+/// (halide_shutdown_thread_pool, then halide_set_num_threads) often left the
+/// second thread idle for the next calls (bench/kernels/README.md), so run.sh
+/// runs one process per thread count.
 void setThreads(int threads) {
   omp_set_num_threads(threads);
-  // Halide keeps the pool it started with unless it is shut down first.
-  halide_shutdown_thread_pool();
   halide_set_num_threads(threads);
 }
 
@@ -214,10 +217,18 @@ void timeRound(Case &c, int threads, std::mt19937 &rng) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int rounds = 15;
-  for (int i = 1; i + 1 < argc; ++i)
+  int rounds = 15, threads = 1;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--rounds"))
       rounds = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
+  }
+  if (threads != 1 && threads != 2) {
+    std::fprintf(stderr, "bench_kernels: --threads takes 1 or 2\n");
+    return 2;
+  }
+  setThreads(threads);
 
   std::mt19937 rng(42);
   std::deque<Case> cases;
@@ -227,12 +238,8 @@ int main(int argc, char **argv) {
     c.shape = shape;
     if (!setUp(c, rng))
       return 1;
-    for (int threads : {1, 2}) {
-      setThreads(threads);
-      allCorrect = check(c) && allCorrect;
-    }
-    // Calls per block: about 10 ms of oneDNN's work at 1 thread.
-    setThreads(1);
+    allCorrect = check(c) && allCorrect;
+    // Calls per block: about 10 ms of oneDNN's work.
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 3; ++i)
       c.impls[0].call();
@@ -249,22 +256,18 @@ int main(int argc, char **argv) {
   std::mt19937 orderRng(7);
   for (int round = 0; round < rounds; ++round)
     for (Case &c : cases)
-      for (int threads : {1, 2}) {
-        setThreads(threads);
-        timeRound(c, threads, orderRng);
-      }
+      timeRound(c, threads, orderRng);
 
   std::printf("tmc GEMM kernels vs oneDNN %d.%d sgemm; tmc target: %s\n",
               dnnl_version()->major, dnnl_version()->minor, kTarget);
   std::printf("best of %d interleaved rounds' medians; GFLOP/s = 2*T*K*N / time\n\n", rounds);
-  std::printf("FMA peak (measured): %.1f GFLOP/s at 1 thread, %.1f at 2\n\n", kFmaPeak[0],
-              kFmaPeak[1]);
+  std::printf("%d thread(s); FMA peak (measured): %.1f GFLOP/s\n\n", threads,
+              kFmaPeak[threads - 1]);
   std::printf("%-28s %4s %5s %5s %3s | %8s %5s | %8s %6s %5s | %-10s %8s %6s %5s\n", "shape", "T",
               "K", "N", "thr", "oneDNN", "peak", "default", "ratio", "peak", "best", "GFLOP/s",
               "ratio", "peak");
   std::string detail;
-  for (const Case &c : cases)
-    for (int threads : {1, 2}) {
+  for (const Case &c : cases) {
       const double flop = 2.0 * c.shape.T * c.shape.K * c.shape.N;
       double dnnl = flop / std::min(c.impls[0].best(threads), c.impls[1].best(threads)) / 1e9;
       double def = flop / c.impls[kFirstTmc].best(threads) / 1e9;

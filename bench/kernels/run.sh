@@ -108,12 +108,19 @@ run() {
   if [[ $BOOST == 1 ]]; then
     # nice alone does not help: the scheduler shares the CPUs between
     # autogroups (sessions) first, so the bench gets a session of its own.
-    setsid -w bash -c 'echo -20 > /proc/self/autogroup && echo "   (autogroup priority: $(cat /proc/self/autogroup))" && exec "$0" --rounds "$1"' \
-      "$1" "$ROUNDS"
+    local exe=$1
+    shift
+    setsid -w bash -c 'echo -20 > /proc/self/autogroup && echo "   (autogroup priority: $(cat /proc/self/autogroup))" && exe=$0 && rounds=$1 && shift && exec "$exe" --rounds "$rounds" "$@"' \
+      "$exe" "$ROUNDS" "$@"
   else
-    "$1" --rounds "$ROUNDS"
+    "$@" --rounds "$ROUNDS"
   fi
   echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
-[[ "$ONLY" == attention ]] || run "$WORK/bench_kernels"
+# One process per thread count: switching Halide's pool between counts in one
+# process often left its second thread idle (bench/kernels/README.md).
+if [[ "$ONLY" != attention ]]; then
+  run "$WORK/bench_kernels" --threads 1
+  run "$WORK/bench_kernels" --threads 2
+fi
 [[ "$ONLY" == gemm ]] || run "$WORK/bench_attention"
