@@ -316,6 +316,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
         .reorder(xi, xk, xtile)
         .unroll(xi)
         .vectorize(xk, l.vectorWidth, TailStrategy::GuardWithIf);
+    // Over row tiles: done serially it was a tenth of a small layer's call
+    // at 2 threads (K 512-768 x N 384-960, bench/kernels --shapes narrow:
+    // 240-265 -> 370-400 GFLOP/s, oneDNN's rate).
+    if (schedule.parallel)
+      xt.parallel(xtile);
   }
   if (l.quantized()) {
     // The tokens in u8 (q4: s8) quads, once per call (never blocked).
