@@ -318,9 +318,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
         .vectorize(xk, l.vectorWidth, TailStrategy::GuardWithIf);
     // Over row tiles: done serially it was a tenth of a small layer's call
     // at 2 threads (K 512-768 x N 384-960, bench/kernels --shapes narrow:
-    // 242-346 -> 369-404 GFLOP/s, 92-101% of oneDNN).
+    // 242-346 -> 369-404 GFLOP/s, 92-101% of oneDNN). From 4 tiles up: a
+    // batched decoding step's few rows are not worth a second parallel
+    // region per call.
     if (schedule.parallel)
-      xt.parallel(xtile);
+      xt.specialize(T >= 4 * packRows).parallel(xtile);
   }
   if (l.quantized()) {
     // The tokens in u8 (q4: s8) quads, once per call (never blocked).
