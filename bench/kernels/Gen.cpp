@@ -97,6 +97,19 @@ Variant blocked(const char *name, int kBlock) {
           }};
 }
 
+/// A register tile of `vectors` vectors x `rows` rows, with K blocks of
+/// `kBlock` (0: unblocked; -1: the default's); not for a layer whose K one
+/// block covers.
+Variant tiled(const char *name, int vectors, int rows, int kBlock = -1) {
+  return {name, [=](Schedule &s, const Shape &sh) {
+            s.tileCols = vectors * s.vectorWidth;
+            s.tileRows = rows;
+            if (kBlock >= 0)
+              s.kBlock = kBlock;
+            return kBlock <= 0 || kBlock < sh.K;
+          }};
+}
+
 const Variant kVariants[] = {
     {"default", [](Schedule &, const Shape &) { return true; }},
     {"unroll2",
@@ -115,12 +128,7 @@ const Variant kVariants[] = {
        s.tileRows = 4;
        return true;
      }},
-    {"3x4tile",
-     [](Schedule &s, const Shape &) {
-       s.tileCols = 3 * s.vectorWidth;
-       s.tileRows = 4;
-       return true;
-     }},
+    tiled("3x4tile", 3, 4),
     {"4x6kb128", // the AVX-512 default until 2026-11-25
      [](Schedule &s, const Shape &sh) {
        s.tileCols = 4 * s.vectorWidth;
@@ -128,19 +136,8 @@ const Variant kVariants[] = {
        s.kBlock = sh.K > 1024 ? 0 : 128;
        return true;
      }},
-    {"3x8kb128",
-     [](Schedule &s, const Shape &sh) {
-       s.tileCols = 3 * s.vectorWidth;
-       s.tileRows = 8;
-       s.kBlock = 128;
-       return true;
-     }},
-    {"2x6tile",
-     [](Schedule &s, const Shape &) {
-       s.tileCols = 2 * s.vectorWidth;
-       s.tileRows = 6;
-       return true;
-     }},
+    tiled("3x8kb128", 3, 8, 128),
+    tiled("2x6tile", 2, 6),
     blocked("noblock", 0),
     blocked("kblock64", 64),
     blocked("kblock128", 128),
@@ -154,34 +151,10 @@ const Variant kVariants[] = {
 // give each thread a few panels.
 const Variant kNarrowVariants[] = {
     {"default", [](Schedule &, const Shape &) { return true; }},
-    {"3x8",
-     [](Schedule &s, const Shape &) {
-       s.tileCols = 3 * s.vectorWidth;
-       s.tileRows = 8;
-       s.kBlock = 0;
-       return true;
-     }},
-    {"4x6",
-     [](Schedule &s, const Shape &) {
-       s.tileCols = 4 * s.vectorWidth;
-       s.tileRows = 6;
-       s.kBlock = 0;
-       return true;
-     }},
-    {"4x6kb128",
-     [](Schedule &s, const Shape &sh) {
-       s.tileCols = 4 * s.vectorWidth;
-       s.tileRows = 6;
-       s.kBlock = 128;
-       return sh.K > 128;
-     }},
-    {"2x12",
-     [](Schedule &s, const Shape &) {
-       s.tileCols = 2 * s.vectorWidth;
-       s.tileRows = 12;
-       s.kBlock = 0;
-       return true;
-     }},
+    tiled("3x8", 3, 8, 0),
+    tiled("4x6", 4, 6, 0),
+    tiled("4x6kb128", 4, 6, 128),
+    tiled("2x12", 2, 12, 0),
     {"rowtasks",
      [](Schedule &s, const Shape &) {
        s.parallelRows = true;
