@@ -63,7 +63,7 @@ json toJson(const TuningEntry &e) {
           {"calls", e.calls},         {"default_ms", e.defaultMs},
           {"best_ms", e.bestMs},      {"default_decode_ms", e.defaultDecodeMs},
           {"best_decode_ms", e.bestDecodeMs}, {"fma_peak_gflops", e.fmaPeakGflops},
-          {"trials", e.trials},
+          {"memory_ms", e.memoryMs},  {"trials", e.trials},
           {"confirmed", e.confirmed}, {"history", history}};
 }
 
@@ -130,7 +130,8 @@ llvm::Expected<TuningEntry> fromJson(const json &j) {
     return makeError(why);
   for (auto [key, out] : {std::pair{"default_decode_ms", &e.defaultDecodeMs},
                           std::pair{"best_decode_ms", &e.bestDecodeMs},
-                          std::pair{"fma_peak_gflops", &e.fmaPeakGflops}})
+                          std::pair{"fma_peak_gflops", &e.fmaPeakGflops},
+                          std::pair{"memory_ms", &e.memoryMs}})
     if (auto it = j.find(key); it != j.end() && it->is_number())
       *out = it->get<double>();
   if (auto it = j.find("confirmed"); it != j.end() && it->is_boolean())

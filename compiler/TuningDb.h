@@ -47,6 +47,11 @@ struct TuningEntry {
   /// wrote the entry (GFLOP/s; 0: not measured; optional in the file): the
   /// GEMM limit the report compares the kernels with.
   double fmaPeakGflops = 0;
+  /// The time `threads` threads take to read and write the bytes one call
+  /// of the kernel must move at `tokens` (tune/MemoryLimit.h), measured by
+  /// the same run (0: not measured; optional in the file): the kernel's
+  /// memory limit in the report.
+  double memoryMs = 0;
   int trials = 0;         ///< candidates measured (the default included)
   bool confirmed = false; ///< the best beat the default in a final interleaved re-measurement
   std::vector<std::pair<int, double>> history; ///< (trial, best ms so far) at each improvement

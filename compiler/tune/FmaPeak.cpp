@@ -6,7 +6,8 @@
 // loop measures the arithmetic limit and nothing else. The threads start
 // together behind a barrier and the clock runs until the last one ends, so
 // that the figure is what they sustain side by side (two vCPUs may share a
-// physical core or a power budget; more threads than cores share the cores).
+// physical core or a power budget; more threads than cores share the cores):
+// secondsSideBySide.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +85,26 @@ llvm::Expected<Loop> loopFor(const TargetInfo &target) {
 
 } // namespace
 
+double secondsSideBySide(int threads, const std::function<void(int thread)> &work) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load())
+        std::this_thread::yield();
+      work(t);
+    });
+  while (ready.load() < threads)
+    std::this_thread::yield();
+  auto start = std::chrono::steady_clock::now();
+  go.store(true);
+  for (std::thread &w : workers)
+    w.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 int fmaPeakFlopsPerIteration(const TargetInfo &target) {
   return kChains * target.vectorWidth * 2;
 }
@@ -102,25 +123,9 @@ llvm::Expected<double> measureFmaPeak(const TargetInfo &target, int threads) {
   double best = 0;
   std::atomic<float> sink{0};
   for (int run = 0; run < 9; ++run) {
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t)
-      workers.emplace_back([&, t] {
-        ready.fetch_add(1);
-        while (!go.load())
-          std::this_thread::yield();
-        sink.store(loop(iterations, static_cast<float>(t))); // keeps the result alive
-      });
-    while (ready.load() < threads)
-      std::this_thread::yield();
-    // From the start signal to the last thread's end: what the threads do
-    // together, however the cores were shared out among them.
-    auto start = std::chrono::steady_clock::now();
-    go.store(true);
-    for (std::thread &w : workers)
-      w.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = secondsSideBySide(threads, [&](int t) {
+      sink.store(loop(iterations, static_cast<float>(t))); // keeps the result alive
+    });
     double flops = static_cast<double>(fmaPeakFlopsPerIteration(target)) * iterations * threads;
     best = std::max(best, flops / seconds / 1e9);
   }

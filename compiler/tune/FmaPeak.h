@@ -12,7 +12,16 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
+
 namespace tmc::tune {
+
+/// Seconds from the moment `threads` threads, started and waiting behind a
+/// barrier, are released to run `work(thread)` until the last one ends: what
+/// they do together, however the cores were shared out among them (two vCPUs
+/// may share a physical core or a power budget). The memory limit's
+/// measurement (MemoryLimit.cpp) runs its threads the same way.
+double secondsSideBySide(int threads, const std::function<void(int thread)> &work);
 
 /// Single-precision FLOPs one loop iteration of the measurement performs per
 /// thread: independent FMA chains x lanes x 2 (a multiply and an add).

@@ -6,14 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Pipeline.h"
 #include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
+#include "compiler/Pipeline.h"
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
-#include "compiler/tune/Format.h"
-#include "compiler/tune/Tuner.h"
 #include "compiler/TuningDb.h"
+#include "compiler/tune/Format.h"
+#include "compiler/tune/MemoryLimit.h"
+#include "compiler/tune/Tuner.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -128,6 +129,32 @@ std::string difference(const std::string &schedule, const std::string &base) {
   return out.empty() ? "(default)" : out;
 }
 
+/// An entry against its two ceilings, the FMA peak (GEMMs) and the memory
+/// system's time for its traffic, both measured by the tuning run.
+struct Roofline {
+  double flopMs = 0;   ///< the flops at the FMA peak (0: not a GEMM or no peak)
+  double memoryMs = 0; ///< the traffic at the measured memory rate (0: not measured)
+  double bytes = 0;    ///< the traffic of one call
+  double limitMs() const { return std::max(flopMs, memoryMs); }
+  bool fmaBound() const { return flopMs >= memoryMs; }
+};
+
+Roofline roofline(const TuningEntry &e, const KernelDesc &k) {
+  Roofline r;
+  if (k.kind == KernelKind::linear && e.fmaPeakGflops > 0)
+    r.flopMs = 2.0 * k.inWidth * k.width * e.tokens / (e.fmaPeakGflops * 1e6);
+  r.memoryMs = e.memoryMs;
+  r.bytes = static_cast<double>(kernelTraffic(k, e.tokens).total());
+  return r;
+}
+
+/// "62% FMA": the best time's distance from the nearer ceiling; "-" if none.
+std::string ofLimit(const TuningEntry &e, const Roofline &r) {
+  if (r.limitMs() <= 0 || e.bestMs <= 0)
+    return "-";
+  return fixed(100 * r.limitMs() / e.bestMs, 0) + "% " + (r.fmaBound() ? "FMA" : "mem");
+}
+
 } // namespace
 
 int runReport(const TuneOptions &options) {
@@ -183,7 +210,8 @@ int runReport(const TuneOptions &options) {
   os << llvm::left_justify("kernel", nameWidth) << llvm::right_justify("calls", 6)
      << llvm::right_justify("default ms", 12) << llvm::right_justify("best ms", 10)
      << llvm::right_justify("speedup", 9) << llvm::right_justify("trials", 8)
-     << llvm::right_justify("GFLOP/s", 9) << "  schedule\n";
+     << llvm::right_justify("GFLOP/s", 9) << llvm::right_justify("GB/s", 8)
+     << llvm::right_justify("of limit", 10) << "  schedule\n";
   double before = 0, after = 0, gemmMs[2] = {0, 0}, gemmFlops = 0, fmaPeak = 0;
   int peakThreads = 0;
   for (const TuningEntry *e : chosen) {
@@ -194,6 +222,8 @@ int runReport(const TuneOptions &options) {
     std::string gflops = "-";
     if (k.kind == KernelKind::linear && e->bestMs > 0)
       gflops = fixed(2.0 * k.inWidth * k.width * e->tokens / (e->bestMs * 1e6), 1);
+    Roofline r = roofline(*e, k);
+    std::string gbps = e->bestMs > 0 ? fixed(r.bytes / (e->bestMs * 1e6), 1) : "-";
     std::string schedule = difference(e->schedule, e->defaultSchedule);
     if (k.kind == KernelKind::linear) {
       gemmMs[0] += e->defaultMs * n;
@@ -206,11 +236,11 @@ int runReport(const TuneOptions &options) {
       }
     }
     os << llvm::left_justify(e->kernel, nameWidth) << llvm::right_justify(std::to_string(n), 6)
-       << llvm::right_justify(ms(e->defaultMs), 12)
-       << llvm::right_justify(ms(e->bestMs), 10)
+       << llvm::right_justify(ms(e->defaultMs), 12) << llvm::right_justify(ms(e->bestMs), 10)
        << llvm::right_justify(fixed(e->bestMs > 0 ? e->defaultMs / e->bestMs : 1, 2) + "x", 9)
        << llvm::right_justify(std::to_string(e->trials), 8) << llvm::right_justify(gflops, 9)
-       << "  " << schedule << (e->origin.empty() || e->origin == "default" ? "" : " [" + e->origin + "]")
+       << llvm::right_justify(gbps, 8) << llvm::right_justify(ofLimit(*e, r), 10) << "  "
+       << schedule << (e->origin.empty() || e->origin == "default" ? "" : " [" + e->origin + "]")
        << (e->confirmed || e->schedule == e->defaultSchedule ? "" : " (unconfirmed)") << "\n";
   }
   os << "kernels without an entry: " << plan.kernels.size() - chosen.size() << " of "
@@ -240,6 +270,46 @@ int runReport(const TuneOptions &options) {
             "cannot run)\n";
     }
   }
+  // The bar per GEMM that matters: one taking 10% or more of the
+  // tuned kernel time ends within 10% of the FMA peak, or is shown by its
+  // measured bytes per second to be memory-bound.
+  int heavy = 0, atLimit = 0;
+  for (const TuningEntry *e : chosen) {
+    const KernelDesc &k = *kernels[e->kernel];
+    double share = after > 0 ? e->bestMs * calls[e->kernel] / after : 0;
+    if (k.kind != KernelKind::linear || share < 0.1 || e->bestMs <= 0)
+      continue;
+    if (heavy++ == 0)
+      os << "GEMMs taking 10% or more of the kernel time, against their limits (FMA peak and "
+            "memory, measured by the tuning run):\n";
+    Roofline r = roofline(*e, k);
+    os << "  " << e->kernel << ": " << fixed(100 * share, 0) << "% of the time, " << ms(e->bestMs)
+       << " ms; ";
+    if (r.flopMs > 0)
+      os << fixed(100 * r.flopMs / e->bestMs, 0) << "% of the FMA peak ("
+         << fixed(2.0 * k.inWidth * k.width * e->tokens / (e->bestMs * 1e6), 1) << " of "
+         << fixed(e->fmaPeakGflops, 1) << " GFLOP/s); ";
+    else
+      os << "FMA peak not measured; ";
+    os << fixed(r.bytes / 1e6, 2) << " MB at " << fixed(r.bytes / (e->bestMs * 1e6), 1)
+       << " GB/s, ";
+    if (r.memoryMs > 0)
+      os << fixed(100 * r.memoryMs / e->bestMs, 0) << "% of the memory limit for that traffic ("
+         << fixed(r.bytes / (r.memoryMs * 1e6), 1) << " GB/s): ";
+    else
+      os << "memory limit not measured: ";
+    bool fmaClose = r.flopMs >= 0.9 * e->bestMs, memoryClose = r.memoryMs >= 0.9 * e->bestMs;
+    atLimit += fmaClose || memoryClose;
+    os << (fmaClose ? "within 10% of the FMA peak"
+           : memoryClose
+               ? "memory-bound"
+               : "neither (at " + fixed(100 * r.limitMs() / e->bestMs, 0) +
+                     "% of its nearer limit, " + (r.fmaBound() ? "the FMA peak)" : "memory)"))
+       << "\n";
+  }
+  if (heavy > 0)
+    os << heavy - atLimit << " of " << heavy << " such GEMMs "
+       << (heavy - atLimit == 1 ? "is" : "are") << " more than 10% from their limit\n";
   std::string svg = options.chartPath();
   if (llvm::Error error = writeFileAtomically(
           svg, chart(chosen, "tmc tune: " + llvm::sys::path::filename(options.spec).str() + " (" +

@@ -2,12 +2,14 @@
 //
 // 1. Profile: every distinct kernel is measured with its default schedule
 //    (this also saves the reference output candidates are checked against);
-//    times its number of calls, that is its share of the model's time.
+//    times its number of calls, that is its share of the model's time; and
+//    its limit (the FMA peak's time for its flops, the memory system's for
+//    its bytes: MemoryLimit.h), and so how far the default is from it.
 // 2. Search: kernels in order of share, each given the remaining budget times
-//    its share of what remains. Seeds (the default's neighbours, the database
-//    entry on --resume) first, then an evolutionary loop: a parent from the
-//    best few, mutated or crossed with another. Every improvement is written
-//    to the database at once (anytime: an interrupt loses nothing).
+//    its weight (share times headroom below the limit) over what remains. Seeds (the default's
+//    neighbours, the database entry on --resume) first, then an evolutionary loop: a parent from
+//    the best few, mutated or crossed with another. Every improvement is written to the database at
+//    once (anytime: an interrupt loses nothing).
 // 3. Confirm: the best and the default run again, interleaved, three times;
 //    the best is kept only if it is still at least 2% faster. So a tuned
 //    kernel is never slower than its default, within the noise measured.
@@ -16,16 +18,17 @@
 
 #include "compiler/tune/Tuner.h"
 
-#include "compiler/Pipeline.h"
 #include "compiler/Error.h"
 #include "compiler/KernelPlan.h"
+#include "compiler/Pipeline.h"
 #include "compiler/Target.h"
+#include "compiler/TuningDb.h"
 #include "compiler/tune/Autoschedule.h"
 #include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Format.h"
 #include "compiler/tune/Measure.h"
+#include "compiler/tune/MemoryLimit.h"
 #include "compiler/tune/Search.h"
-#include "compiler/TuningDb.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -109,6 +112,10 @@ struct Job {
   double defaultMs = 0;
   double defaultDecodeMs = 0; ///< the default at T = 1
   double share = 0;
+  /// The default's distance from the kernel's limit, 1 - limit / time (the
+  /// limit: the FMA peak's time for a GEMM's flops or the memory system's
+  /// for its bytes, whichever is longer): what a search can still win.
+  double headroom = 1;
   const TuningEntry *prior = nullptr; ///< a usable entry of the database
   TuningEntry entry;
 };
@@ -335,6 +342,17 @@ void Tuner::profile() {
     e.calls = job.calls;
     e.defaultMs = e.bestMs = m.scoreMs;
     e.defaultDecodeMs = e.bestDecodeMs = m.decodeMs;
+    if (llvm::Expected<double> memory =
+            measureMemoryMs(target, kernelTraffic(*job.kernel, tokens), options.threads))
+      e.memoryMs = *memory;
+    else
+      llvm::consumeError(memory.takeError()); // the report then shows no memory limit
+    double limitMs = e.memoryMs;
+    if (job.kernel->kind == KernelKind::linear && fmaPeak > 0)
+      limitMs = std::max(limitMs,
+                         2.0 * job.kernel->inWidth * job.kernel->width * tokens / (fmaPeak * 1e6));
+    if (limitMs > 0)
+      job.headroom = std::clamp(1 - limitMs / m.scoreMs, 0.0, 1.0);
     if (options.resume && job.prior) {
       e.trials = job.prior->trials;
       e.history = job.prior->history;
@@ -543,14 +561,19 @@ int Tuner::run() {
       order.push_back(&job);
   std::stable_sort(order.begin(), order.end(),
                    [](const Job *a, const Job *b) { return a->share > b->share; });
-  double shareLeft = 0;
+  // A kernel's budget goes by what tuning it can win: its share of the
+  // model's time times its headroom below its limit (at least a tenth of
+  // the share: a limit is measured, and a measurement can be high). A head
+  // GEMM at 60% of the FMA peak gets more than a norm at its memory limit.
+  auto weight = [](const Job *job) { return job->share * std::max(0.1, job->headroom); };
+  double weightLeft = 0;
   for (const Job *job : order)
-    shareLeft += job->share;
+    weightLeft += weight(job);
   for (Job *job : order) {
     if (over())
       break;
-    double seconds = shareLeft > 0 ? left() * job->share / shareLeft : left();
-    shareLeft -= job->share;
+    double seconds = weightLeft > 0 ? left() * weight(job) / weightLeft : left();
+    weightLeft -= weight(job);
     search(*job, seconds);
   }
   progress.done();

@@ -118,6 +118,41 @@ grep -q 'kernel time per forward pass' report.txt || fail "no report totals"
 # The GEMM limit, measured by the tuning run on this machine (x86-64 with AVX2 at least).
 grep -Eq '^GEMM limit: [0-9.]+ GFLOP/s \(FMA peak at [0-9]+ threads' report.txt || fail "no measured GEMM limit"
 grep -Eq 'the defaults are (not )?within 10% of the limit|the limit was measured low' report.txt || fail "no verdict against the GEMM limit"
+# Every kernel's memory limit, measured by the run; its row's distance from
+# its nearer limit; a verdict per GEMM taking 10% or more of the time.
+/usr/bin/python3 - <<'PY' || fail "an entry without its measured memory limit"
+import json
+entries = [json.loads(l) for l in open("db.jsonl") if '"kernel"' in l]
+assert entries and all(e["memory_ms"] > 0 for e in entries), entries
+PY
+grep -Eq '^linear_k32_n96_b_none .* [0-9]+% (FMA|mem)  ' report.txt || fail "no distance from the limit in the GEMM's row"
+# The verdicts, on a copy of the database whose times and limits make three
+# GEMMs heavy (about 25% of the time each): one at its memory limit, one at
+# the FMA peak, one far from both.
+/usr/bin/python3 - <<'PY'
+import json
+lines = open("db.jsonl").read().splitlines()
+out = [lines[0]]
+for line in lines[1:]:
+    e = json.loads(line)
+    # 2 * 16 tokens * K * N flops; 1 ms a call, 2 calls each.
+    if e["kernel"] == "linear_k32_n96_b_none":
+        e.update(default_ms=1.0, best_ms=1.0, memory_ms=0.95)
+    elif e["kernel"] == "linear_k64_n32_b_none":
+        e.update(default_ms=1.0, best_ms=1.0, memory_ms=0.01, fma_peak_gflops=65536 / 0.95e6)
+    elif e["kernel"] == "linear_k32_n64_b_relu":
+        e.update(default_ms=1.0, best_ms=1.0, memory_ms=0.1)
+    out.append(json.dumps(e))
+open("verdicts.jsonl", "w").write("\n".join(out) + "\n")
+PY
+"$TMC" tune "$SPEC" --db verdicts.jsonl --report --svg verdicts.svg > verdicts.txt
+cat verdicts.txt
+grep -q '^GEMMs taking 10% or more of the kernel time' verdicts.txt || fail "no per-GEMM verdicts"
+grep -Eq '^  linear_k32_n96_b_none: 33% of the time, 1 ms; .* 95% of the memory limit for that traffic .*: memory-bound$' verdicts.txt || fail "no memory-bound verdict"
+grep -Eq '^  linear_k64_n32_b_none: 33% of the time, 1 ms; 95% of the FMA peak .*: within 10% of the FMA peak$' verdicts.txt || fail "no FMA verdict"
+grep -Eq '^  linear_k32_n64_b_relu: 33% of the time, 1 ms; .*: neither \(at 10% of its nearer limit, memory\)$' verdicts.txt || fail "no 'neither' verdict"
+[[ $(grep -c '^  linear_' verdicts.txt) -eq 3 ]] || fail "a verdict for a GEMM under 10% of the time"
+grep -q '^1 of 3 such GEMMs is more than 10% from their limit' verdicts.txt || fail "wrong verdict count"
 rows=$(grep -c '^linear_\|^attention_\|^embed_\|^add_layernorm_' report.txt)
 [[ $rows -eq $entries ]] || fail "report rows ($rows) != database entries ($entries)"
 grep -q '<svg' chart.svg && grep -q '<polyline' chart.svg || fail "no chart"

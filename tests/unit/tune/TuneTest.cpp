@@ -3,11 +3,12 @@
 #include "compiler/Error.h"
 #include "compiler/Schedule.h"
 #include "compiler/Target.h"
+#include "compiler/TuningDb.h"
 #include "compiler/tune/Autoschedule.h"
 #include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Measure.h"
+#include "compiler/tune/MemoryLimit.h"
 #include "compiler/tune/Search.h"
-#include "compiler/TuningDb.h"
 
 #include <gtest/gtest.h>
 
@@ -107,6 +108,7 @@ TEST(TuningDb, RoundTripAndSelection) {
   db.entries.push_back(entryFor(plan.kernels[0], slower, 1.5));
   db.entries.push_back(entryFor(plan.kernels[0], tuned, 1.0)); // the faster one wins
   db.entries.back().fmaPeakGflops = 231.5;
+  db.entries.back().memoryMs = 0.0625;
   TuningEntry foreign = entryFor(plan.kernels[1], tuned, 0.5);
   foreign.target = "arm-64-linux";
   db.entries.push_back(foreign);
@@ -124,6 +126,8 @@ TEST(TuningDb, RoundTripAndSelection) {
   EXPECT_EQ(back.entries[1].line, 3);
   EXPECT_EQ(back.entries[1].fmaPeakGflops, 231.5);
   EXPECT_EQ(back.entries[0].fmaPeakGflops, 0); // not measured
+  EXPECT_EQ(back.entries[1].memoryMs, 0.0625);
+  EXPECT_EQ(back.entries[0].memoryMs, 0);
 
   std::vector<std::string> warnings, found;
   ScheduleTable table = selectSchedules(back, plan, target, &warnings, &found);
@@ -214,6 +218,58 @@ TEST(FmaPeak, MeasuredWhereTheCpuRunsTheTarget) {
     // exactly when the CPU can run the target, and a reason when it cannot.
     EXPECT_EQ(measured && *peak > 0, runs) << target.name << ": " << why;
     EXPECT_EQ(why.empty(), runs) << target.name << ": " << why;
+  }
+}
+
+TEST(MemoryLimit, TrafficCountsEachBufferOnceInItsStoredForm) {
+  const int64_t T = 128, K = 320, N = 32000;
+  KernelDesc head = linear(K, N); // with a bias
+  KernelTraffic f32 = kernelTraffic(head, T);
+  EXPECT_EQ(f32.readBytes, 4 * (T * K + K * N + N));
+  EXPECT_EQ(f32.writeBytes, 4 * T * N);
+  head.precision = "bf16";
+  EXPECT_EQ(kernelTraffic(head, T).readBytes, 4 * (T * K + N) + 2 * K * N);
+  head.precision = "int8"; // a float scale per output channel
+  EXPECT_EQ(kernelTraffic(head, T).readBytes, 4 * (T * K + N) + K * N + 4 * N);
+  head.precision = "q4"; // ten blocks of 32: 16 bytes of nibbles and an f16 scale each
+  EXPECT_EQ(kernelTraffic(head, T).readBytes, 4 * (T * K + N) + 10 * 18 * N);
+  head.precision = "f32";
+  head.hasResidual = true; // read like the input
+  EXPECT_EQ(kernelTraffic(head, T).readBytes, f32.readBytes + 4 * T * N);
+
+  // An embedding reads its tokens' rows of the table (and of the learned
+  // positions), not the tables.
+  KernelDesc embed{KernelKind::embed};
+  embed.width = 64;
+  embed.tableRows = 50257;
+  embed.position = "learned";
+  embed.positionRows = 1024;
+  KernelTraffic lookup = kernelTraffic(embed, 16);
+  EXPECT_EQ(lookup.readBytes, 4 * 16 + 2 * 4 * 16 * 64);
+  EXPECT_EQ(lookup.writeBytes, 4 * 16 * 64);
+}
+
+TEST(MemoryLimit, MeasuredWhereTheCpuRunsTheTarget) {
+  TargetInfo gpu = avx2();
+  gpu.gpu = true;
+  llvm::Expected<double> none = measureMemoryMs(gpu, {1 << 20, 1 << 20}, 1);
+  ASSERT_FALSE(static_cast<bool>(none));
+  std::string why = llvm::toString(none.takeError());
+  EXPECT_NE(why.find("GPU"), std::string::npos) << why;
+  __builtin_cpu_init();
+  for (const TargetInfo &target : {avx2(), avx512()}) {
+    bool runs = target.isa == Isa::AVX512 ? __builtin_cpu_supports("avx512f")
+                                          : __builtin_cpu_supports("avx2");
+    // No figure is asserted (the machine is shared): one exists exactly when
+    // the CPU runs the target, for traffic of any size (none, one odd byte).
+    for (KernelTraffic traffic : {KernelTraffic{1 << 20, 1 << 19}, KernelTraffic{0, 0},
+                                  KernelTraffic{1, 0}, KernelTraffic{3 << 20, 7}}) {
+      llvm::Expected<double> msOrError = measureMemoryMs(target, traffic, 2);
+      bool measured = static_cast<bool>(msOrError);
+      why = measured ? "" : llvm::toString(msOrError.takeError());
+      EXPECT_EQ(measured && *msOrError > 0, runs) << target.name << ": " << why;
+      EXPECT_EQ(why.empty(), runs) << target.name << ": " << why;
+    }
   }
 }
 
