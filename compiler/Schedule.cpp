@@ -94,8 +94,16 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // (within +-5%) and 10-20% slower on vocabulary heads (N 32000 and
     // 50257), whose panel-sized partial sums cost a trip through memory per
     // block.
+    // f32 on AVX-512 unrolls K by 4 (the tile's loads and FMAs of four steps
+    // scheduled together): `tmc tune` picked it for 6 of the 7 GEMMs of a
+    // small rope decoder (bench/e2e/small/rope320.tm, Intel Xeon,
+    // 2026-11-27), and end to end it made prefill of 128 tokens faster at 2
+    // threads by 7% on GPT-2 small (131 -> 122 ms), 5% on BERT base and 4% on
+    // rope320, at 1 thread by 9% on GPT-2; decoding steps within the noise.
     if (avx512) {
       s.kBlock = 0;
+      if (kernel.precision == "f32")
+        s.unrollK = 4;
       if (!(kernel.width % 64 == 0 && kernel.width % 48 != 0)) {
         s.tileCols = 3 * s.vectorWidth;
         s.tileRows = 8;
