@@ -36,6 +36,13 @@ extern "C" void __asan_init(void) __attribute__((weak));
 /// sanitizer build's instrumented runtime links with uninstrumented model
 /// code and a block may be freed by the other side. Inline: the tuner's
 /// measuring harness uses it without linking the runtime.
+///
+/// Mapped blocks ask for transparent huge pages (MADV_HUGEPAGE; Debian's
+/// kernels give them only on request): the kernels stream packed weights and
+/// caches of tens to hundreds of MB, and with 4 KiB pages every 64 cache
+/// lines cost a TLB miss. Measured on GPT-2 small at 2 threads (Intel Xeon,
+/// 2026-11-27): a decoding step 22.0 -> 16.6 ms, prefill of 128 tokens 119
+/// -> 109 ms. A kernel without THP ignores the advice.
 inline bool alignedBlockIsMapped(size_t bytes) {
   static const bool asan = &__asan_init != nullptr;
   return !asan && bytes >= kMappedBytes;
@@ -46,7 +53,10 @@ inline void *allocateAligned(size_t bytes) noexcept {
     static_assert(4096 % TMR_BUFFER_ALIGNMENT == 0, "pages are aligned enough");
     void *pointer =
         ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return pointer == MAP_FAILED ? nullptr : pointer;
+    if (pointer == MAP_FAILED)
+      return nullptr;
+    ::madvise(pointer, bytes, MADV_HUGEPAGE);
+    return pointer;
   }
   return ::operator new(bytes ? bytes : 1, std::align_val_t(TMR_BUFFER_ALIGNMENT), std::nothrow);
 }
