@@ -12,12 +12,10 @@
 
 #include "compiler/Error.h"
 #include "compiler/tune/FmaPeak.h"
+#include "runtime/aligned.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <vector>
 
 namespace tmc::tune {
@@ -91,10 +89,6 @@ llvm::Expected<Loop> loopFor(const TargetInfo &target) {
                    " on this machine");
 }
 
-struct FreeAligned {
-  void operator()(void *p) const { std::free(p); }
-};
-
 /// `bytes` rounded up to whole cache lines, at least one.
 int64_t lines(int64_t bytes) { return std::max<int64_t>(64, (bytes + 63) / 64 * 64); }
 
@@ -131,22 +125,16 @@ llvm::Expected<double> measureMemoryMs(const TargetInfo &target, const KernelTra
   // Each thread's share, in whole cache lines.
   const int64_t readShare = lines(traffic.readBytes / threads);
   const int64_t writeShare = lines(traffic.writeBytes / threads);
-  std::unique_ptr<char, FreeAligned> in(
-      static_cast<char *>(std::aligned_alloc(64, readShare * threads)));
-  std::unique_ptr<char, FreeAligned> out(
-      static_cast<char *>(std::aligned_alloc(64, writeShare * threads)));
-  if (!in || !out)
-    return makeError("cannot allocate " +
-                     std::to_string(readShare * threads + writeShare * threads) +
-                     " bytes to measure the memory limit");
-  std::memset(in.get(), 0, readShare * threads); // the pages are the kernel's: present
-  std::memset(out.get(), 0, writeShare * threads);
+  // Allocated as the harness allocates the kernel's buffers (runtime/aligned.h:
+  // huge pages for large blocks), and zeroed: their pages are present, as a
+  // kernel's are after its warm-up calls.
+  tmr::AlignedVector<char> in(readShare * threads), out(writeShare * threads);
   std::atomic<float> sink{0};
   // Seconds of one run of `passes` passes by every thread together.
   auto timed = [&](int passes) {
     return secondsSideBySide(threads, [&](int t) {
-      const char *myIn = in.get() + t * readShare;
-      char *myOut = out.get() + t * writeShare;
+      const char *myIn = in.data() + t * readShare;
+      char *myOut = out.data() + t * writeShare;
       float total = 0;
       for (int p = 0; p < passes; ++p) {
         total += loop(myIn, readShare, myOut, writeShare);
