@@ -2,6 +2,8 @@
 
 #include "compiler/halide/Trigonometry.h"
 
+#include <algorithm>
+
 using namespace Halide;
 
 namespace tmc::halide {
@@ -52,13 +54,15 @@ SinCos vectorSinCos(const Expr &angle) {
   return {sine, cosine};
 }
 
-Func constantTable(const std::vector<double> &values, const std::string &name) {
-  Buffer<double> buffer(static_cast<int>(values.size()), name + "_data");
-  for (size_t i = 0; i < values.size(); ++i)
-    buffer(static_cast<int>(i)) = values[i];
+Func constantTable(const std::vector<double> &values, const std::string &name, int padTo) {
+  // Padded with the last value to a whole number of `padTo` entries.
+  const int size = static_cast<int>((values.size() + padTo - 1) / padTo * padTo);
+  Buffer<double> buffer(size, name + "_data");
+  for (int i = 0; i < size; ++i)
+    buffer(i) = values[std::min<size_t>(i, values.size() - 1)];
   Var i("i");
   Func table(name);
-  table(i) = buffer(clamp(i, 0, static_cast<int>(values.size()) - 1));
+  table(i) = buffer(clamp(i, 0, size - 1));
   return table;
 }
 

@@ -25,7 +25,11 @@ struct SinCos {
 /// reduction; positions times frequencies <= 1 stay far inside).
 SinCos vectorSinCos(const Halide::Expr &angle);
 
-/// A constant table of the kernel (embedded in its object), read as table(i).
-Halide::Func constantTable(const std::vector<double> &values, const std::string &name);
+/// A constant table of the kernel (embedded in its object), read as table(i),
+/// its entries padded with the last value to a multiple of `padTo`: a loop
+/// over the table rounded up to whole vectors of `padTo` lanes reads it
+/// with dense loads (no clamp to resolve lane by lane).
+Halide::Func constantTable(const std::vector<double> &values, const std::string &name,
+                           int padTo = 1);
 
 } // namespace tmc::halide
