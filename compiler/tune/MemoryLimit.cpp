@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
+#include <string>
 #include <vector>
 
 namespace tmc::tune {
@@ -128,7 +130,14 @@ llvm::Expected<double> measureMemoryMs(const TargetInfo &target, const KernelTra
   // Allocated as the harness allocates the kernel's buffers (runtime/aligned.h:
   // huge pages for large blocks), and zeroed: their pages are present, as a
   // kernel's are after its warm-up calls.
-  tmr::AlignedVector<char> in(readShare * threads), out(writeShare * threads);
+  tmr::AlignedVector<char> in, out;
+  try {
+    in.resize(readShare * threads);
+    out.resize(writeShare * threads);
+  } catch (const std::bad_alloc &) {
+    return makeError("cannot allocate " + std::to_string(readShare * threads) + " + " +
+                     std::to_string(writeShare * threads) + " bytes to measure the memory limit");
+  }
   std::atomic<float> sink{0};
   // Seconds of one run of `passes` passes by every thread together.
   auto timed = [&](int passes) {

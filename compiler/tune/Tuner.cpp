@@ -6,9 +6,10 @@
 //    its limit (the FMA peak's time for its flops, the memory system's for
 //    its bytes: MemoryLimit.h), and so how far the default is from it.
 // 2. Search: kernels in order of share, each given the remaining budget times
-//    its weight (share times headroom below the limit) over what remains. Seeds (the default's
-//    neighbours, the database entry on --resume) first, then an evolutionary loop: a parent from
-//    the best few, mutated or crossed with another. Every improvement is written to the database at
+//    its weight (share times headroom below the limit) over what remains.
+//    Seeds (the default's neighbours, the database entry on --resume) first,
+//    then an evolutionary loop: a parent from the best few, mutated or
+//    crossed with another. Every improvement is written to the database at
 //    once (anytime: an interrupt loses nothing).
 // 3. Confirm: the best and the default run again, interleaved, three times;
 //    the best is kept only if it is still at least 2% faster. So a tuned
