@@ -339,6 +339,29 @@ int PhaseMemory::allocate(float *callerArena, int64_t arenaWidth, int32_t T,
   return 0;
 }
 
+namespace {
+/// The table of the executor the dispatcher selected (select()).
+ProfileTable *selectedTable = nullptr;
+} // namespace
+
+void ProfileTable::select() {
+  selected = true;
+  selectedTable = this;
+}
+
+void ProfileTable::reset() {
+  for (int i = 0; i < count; ++i)
+    for (int p = 0; p < 3; ++p) {
+      slots[i].ms[p] = 0;
+      slots[i].calls[p] = 0;
+    }
+}
+
+void resetProfile() {
+  if (selectedTable)
+    selectedTable->reset();
+}
+
 ProfileTable::~ProfileTable() {
   if (profiling && selected)
     writeProfile(slots, count);

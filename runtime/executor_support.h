@@ -236,12 +236,21 @@ public:
   ~ProfileTable();
   ProfileTable(const ProfileTable &) = delete;
   ProfileTable &operator=(const ProfileTable &) = delete;
-  void select() { selected = true; }
+  void select();
+  /// Forgets the calls timed so far (resetProfile()).
+  void reset();
 
 private:
   ProfileSlot *slots;
   int count;
   bool selected;
 };
+
+/// Zeroes the selected executor's profile, if any: `--bench` calls it before
+/// its timed runs, so that TMR_PROFILE holds those alone, not the first
+/// runs whose kernels fault in the arena's pages (2 MB huge pages zeroed on
+/// first touch: a norm that first writes a region paid ~1 ms once, five
+/// times its steady time when averaged over 20 runs).
+void resetProfile();
 
 } // namespace tmr::executor

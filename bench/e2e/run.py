@@ -410,15 +410,24 @@ def sgemm_peak(threads):
 
 
 def profile(model, threads, runs):
-    """tmc's time per kernel and call site over a --bench run (TMR_PROFILE)."""
-    path = os.path.join(model.dir, f"profile-{threads}t.json")
-    env = dict(os.environ, TMR_PROFILE=path)
-    cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs), "--threads", str(threads)]
+    """tmc's time per kernel and call site over --bench's timed runs (TMR_PROFILE).
+
+    With --max-new a run also computes the prompt as generation does (the LM
+    head on the last row) beside the full one, and TMR_PROFILE would sum the
+    two as one phase: the prompt is profiled without --max-new, the decoding
+    step in a process of its own."""
+    def sites(extra, phases):
+        path = os.path.join(model.dir, f"profile-{threads}t{''.join(extra)}.json")
+        cmd = model.tmc_args(model.tokens) + ["--bench", "--bench-runs", str(runs),
+                                              "--threads", str(threads)] + extra
+        run(cmd, env=dict(os.environ, TMR_PROFILE=path))
+        with open(path) as f:
+            return [e for e in json.load(f) if e["phase"] in phases]
+
+    entries = sites([], {"prompt", "encode"})
     if model.decoder_only:
-        cmd += ["--max-new", "1"]
-    run(cmd, env=env)
-    with open(path) as f:
-        return json.load(f)
+        entries += sites(["--max-new", "1"], {"step"})
+    return entries
 
 
 def versions(peers):
