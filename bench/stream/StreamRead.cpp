@@ -3,13 +3,16 @@
 // The yardstick of the decoding benchmarks: how fast this machine reads a
 // buffer far larger than its caches, with as many threads as the engine
 // under test uses. Each thread reads its own contiguous part (first touched
-// by that thread; huge pages, as the runtime maps weights), summing 64-bit
-// words so that the loop vectorizes without reassociating floats; the best of --reps passes is
-// reported, as STREAM does, in decimal GB/s.
+// by that thread; allocated as the runtime allocates weights, on huge
+// pages), summing 64-bit words so that the loop vectorizes without
+// reassociating floats; the best of --reps passes is reported, as STREAM
+// does, in decimal GB/s.
 //
 //   bench_stream [--bytes N] [--threads T] [--reps R]   -> {"read_gb_per_s": ...}
 //
 //===----------------------------------------------------------------------===//
+
+#include "runtime/aligned.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,8 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <sys/mman.h>
 
 namespace {
 
@@ -85,19 +86,19 @@ uint64_t sumWords(const uint64_t *begin, const uint64_t *end) {
 int main(int argc, char **argv) {
   Options options = parse(argc, argv);
   const size_t words = static_cast<size_t>(options.bytes) / sizeof(uint64_t);
-  // Mapped with huge pages, as tmc's runtime maps its weights (runtime/aligned.h):
-  // the yardstick is what this machine reads at its best, not through a 4 KiB TLB.
-  void *mapped = ::mmap(nullptr, words * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED)
-    usage("cannot map the buffer");
-  ::madvise(mapped, words * sizeof(uint64_t), MADV_HUGEPAGE);
-  struct Unmap {
+  // runtime/aligned.h's allocation, as the runtime's weights get it (a
+  // mapping with huge pages): the yardstick is what this machine reads at
+  // its best, not through a 4 KiB TLB. Not touched here: each thread first
+  // touches its own part, below.
+  const size_t bytes = words * sizeof(uint64_t);
+  struct Free {
     size_t bytes;
-    void operator()(uint64_t *p) const { ::munmap(p, bytes); }
+    void operator()(uint64_t *p) const { tmr::freeAligned(p, bytes); }
   };
-  std::unique_ptr<uint64_t, Unmap> buffer(static_cast<uint64_t *>(mapped),
-                                          Unmap{words * sizeof(uint64_t)});
+  std::unique_ptr<uint64_t, Free> buffer(static_cast<uint64_t *>(tmr::allocateAligned(bytes)),
+                                         Free{bytes});
+  if (!buffer)
+    usage("cannot allocate the buffer");
   const size_t part = words / static_cast<size_t>(options.threads);
   std::vector<uint64_t> sums(static_cast<size_t>(options.threads));
   auto onEachThread = [&](auto &&body) {

@@ -105,6 +105,17 @@ double secondsSideBySide(int threads, const std::function<void(int thread)> &wor
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+double linearFlops(const KernelDesc &kernel, int64_t tokens) {
+  if (kernel.kind != KernelKind::linear)
+    return 0;
+  return 2.0 * static_cast<double>(kernel.inWidth) * static_cast<double>(kernel.width) *
+         static_cast<double>(tokens);
+}
+
+double fmaPeakMs(const KernelDesc &kernel, int64_t tokens, double peakGflops) {
+  return peakGflops > 0 ? linearFlops(kernel, tokens) / (peakGflops * 1e6) : 0;
+}
+
 int fmaPeakFlopsPerIteration(const TargetInfo &target) {
   return kChains * target.vectorWidth * 2;
 }

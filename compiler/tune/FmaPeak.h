@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/KernelPlan.h"
 #include "compiler/Target.h"
 
 #include "llvm/Support/Error.h"
@@ -22,6 +23,15 @@ namespace tmc::tune {
 /// may share a physical core or a power budget). The memory limit's
 /// measurement (MemoryLimit.cpp) runs its threads the same way.
 double secondsSideBySide(int threads, const std::function<void(int thread)> &work);
+
+/// The FLOPs of one call of a linear kernel at `tokens` rows (2 T K N); 0
+/// for other kernels, whose limit is their memory traffic (MemoryLimit.h).
+double linearFlops(const KernelDesc &kernel, int64_t tokens);
+
+/// Milliseconds the FMA peak (`peakGflops`) allows one call of `kernel` at
+/// `tokens` rows: its ceiling in the report's roofline; 0 when the kernel
+/// is not a GEMM or no peak was measured.
+double fmaPeakMs(const KernelDesc &kernel, int64_t tokens, double peakGflops);
 
 /// Single-precision FLOPs one loop iteration of the measurement performs per
 /// thread: independent FMA chains x lanes x 2 (a multiply and an add).

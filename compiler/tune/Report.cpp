@@ -12,6 +12,7 @@
 #include "compiler/Target.h"
 #include "compiler/Toolchain.h"
 #include "compiler/TuningDb.h"
+#include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Format.h"
 #include "compiler/tune/MemoryLimit.h"
 #include "compiler/tune/Tuner.h"
@@ -141,8 +142,7 @@ struct Roofline {
 
 Roofline roofline(const TuningEntry &e, const KernelDesc &k) {
   Roofline r;
-  if (k.kind == KernelKind::linear && e.fmaPeakGflops > 0)
-    r.flopMs = 2.0 * k.inWidth * k.width * e.tokens / (e.fmaPeakGflops * 1e6);
+  r.flopMs = fmaPeakMs(k, e.tokens, e.fmaPeakGflops);
   r.memoryMs = e.memoryMs;
   r.bytes = static_cast<double>(kernelTraffic(k, e.tokens).total());
   return r;
@@ -221,14 +221,14 @@ int runReport(const TuneOptions &options) {
     after += e->bestMs * n;
     std::string gflops = "-";
     if (k.kind == KernelKind::linear && e->bestMs > 0)
-      gflops = fixed(2.0 * k.inWidth * k.width * e->tokens / (e->bestMs * 1e6), 1);
+      gflops = fixed(linearFlops(k, e->tokens) / (e->bestMs * 1e6), 1);
     Roofline r = roofline(*e, k);
     std::string gbps = e->bestMs > 0 ? fixed(r.bytes / (e->bestMs * 1e6), 1) : "-";
     std::string schedule = difference(e->schedule, e->defaultSchedule);
     if (k.kind == KernelKind::linear) {
       gemmMs[0] += e->defaultMs * n;
       gemmMs[1] += e->bestMs * n;
-      gemmFlops += 2.0 * k.inWidth * k.width * e->tokens * n;
+      gemmFlops += linearFlops(k, e->tokens) * n;
       // Runs may have measured different peaks: the highest is the limit.
       if (e->fmaPeakGflops > fmaPeak) {
         fmaPeak = e->fmaPeakGflops;
@@ -287,7 +287,7 @@ int runReport(const TuneOptions &options) {
        << " ms; ";
     if (r.flopMs > 0)
       os << fixed(100 * r.flopMs / e->bestMs, 0) << "% of the FMA peak ("
-         << fixed(2.0 * k.inWidth * k.width * e->tokens / (e->bestMs * 1e6), 1) << " of "
+         << fixed(linearFlops(k, e->tokens) / (e->bestMs * 1e6), 1) << " of "
          << fixed(e->fmaPeakGflops, 1) << " GFLOP/s); ";
     else
       os << "FMA peak not measured; ";

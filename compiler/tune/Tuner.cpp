@@ -348,10 +348,7 @@ void Tuner::profile() {
       e.memoryMs = *memory;
     else
       llvm::consumeError(memory.takeError()); // the report then shows no memory limit
-    double limitMs = e.memoryMs;
-    if (job.kernel->kind == KernelKind::linear && fmaPeak > 0)
-      limitMs = std::max(limitMs,
-                         2.0 * job.kernel->inWidth * job.kernel->width * tokens / (fmaPeak * 1e6));
+    double limitMs = std::max(e.memoryMs, fmaPeakMs(*job.kernel, tokens, fmaPeak));
     if (limitMs > 0)
       job.headroom = std::clamp(1 - limitMs / m.scoreMs, 0.0, 1.0);
     if (options.resume && job.prior) {
