@@ -172,7 +172,7 @@ bool ExecutorWriter::lastRowSliced(const KernelCall &call) const {
 
 void ExecutorWriter::kernelCall(const KernelCall &call) {
   const KernelDesc &kernel = plan.kernels[call.kernel];
-  const PackedWeight *pack = prepared.packOf(call);
+  const PackedWeight *pack = prepared.packOf(call, plan);
   std::string name = "tmk_" + kernel.symbol() + suffix;
   std::string site = cxxStringLiteral(call.opName + " (" + call.location + ")");
   std::vector<std::string> perCall;
@@ -227,12 +227,15 @@ void ExecutorWriter::trace(const KernelCall &call, bool sliced) {
 /// A View per buffer argument the call makes for itself (on a GPU, weights
 /// have their persistent views instead).
 void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, bool sliced) {
+  const int packedArg = plan.kernels[call.kernel].packedArgument();
   for (size_t a = 0; a < call.args.size(); ++a) {
     const CallArg &arg = call.args[a];
-    if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) || (pack && a == 1))))
+    const bool readsPack = pack && static_cast<int>(a) == packedArg;
+    if (arg.shape.isScalar || (gpu && (isWeight(arg.slot) || readsPack)))
       continue;
-    if (pack && a == 1) {
-      os << "      View a1(packed + " << pack->offset << ", " << pack->viewArguments() << ");\n";
+    if (readsPack) {
+      os << "      View a" << a << "(packed + " << pack->offset << ", " << pack->viewArguments()
+         << ");\n";
       continue;
     }
     // A sliced call's per-token inputs start at row `first` (the output
@@ -272,13 +275,14 @@ std::vector<std::string> ExecutorWriter::kernelArguments(const KernelCall &call,
                                                          const PackedWeight *pack,
                                                          std::vector<std::string> *perCall) {
   std::vector<std::string> arguments;
+  const int packedArg = plan.kernels[call.kernel].packedArgument();
   for (size_t a = 0; a < call.args.size(); ++a) {
     const CallArg &arg = call.args[a];
     if (arg.shape.isScalar)
       arguments.push_back(pointer(arg.slot));
     else if (!gpu)
       arguments.push_back("a" + std::to_string(a) + ".get()");
-    else if (pack && a == 1)
+    else if (pack && static_cast<int>(a) == packedArg)
       arguments.push_back(
           llvm::formatv("device->packed[{0}]->get()", pack - prepared.packs.data()).str());
     else if (isWeight(arg.slot))

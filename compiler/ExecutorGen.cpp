@@ -103,7 +103,9 @@ ExecutorWriter::ExecutorWriter(const KernelPlan &plan, const ExecutorOptions &op
     for (const KernelCall &call : plan.calls)
       if (call.kind == KernelCall::Kind::Kernel)
         for (size_t a = 0; a < call.args.size(); ++a)
-          if (isWeight(call.args[a].slot) && !(a == 1 && prepared.packOf(call)))
+          if (isWeight(call.args[a].slot) &&
+              !(static_cast<int>(a) == plan.kernels[call.kernel].packedArgument() &&
+                prepared.packOf(call, plan)))
             rawViewOf(call.args[a]);
 }
 

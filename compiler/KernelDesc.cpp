@@ -96,8 +96,10 @@ std::string KernelDesc::formatName(bool legacy) const {
     std::string scaleText = legacy          ? "_s" + number(scale)
                             : scale == 1.0 ? std::string()
                                             : "_scale" + number(scale);
-    return llvm::formatv("embed_v{0}_d{1}{2}_{3}{4}", tableRows, width, scaleText, position,
-                         positionRows ? "_r" + std::to_string(positionRows) : std::string()).str();
+    return llvm::formatv("embed_v{0}_d{1}{2}_{3}{4}{5}", tableRows, width, scaleText, position,
+                         positionRows ? "_r" + std::to_string(positionRows) : std::string(),
+                         precision == "f32" ? std::string() : "_" + precision)
+        .str();
   }
   case KernelKind::positions:
     return llvm::formatv("positions_d{0}_{1}{2}", width, position,
@@ -142,6 +144,29 @@ std::string KernelDesc::formatName(bool legacy) const {
   return "unknown";
 }
 
+namespace {
+
+/// An embedding's table: f32 rows, or its tied head's packed weight
+/// (LowerPack.cpp's layouts, GemmLayout's row counts) at kTablePanelWidth.
+BufferShape packedTable(const KernelDesc &k) {
+  if (k.precision == "f32")
+    return {false, false, {k.width, k.tableRows}};
+  const int64_t P = kTablePanelWidth, panels = (k.tableRows + P - 1) / P;
+  BufferShape shape;
+  if (k.precision == "bf16") {
+    shape.extents = {2, P, (k.width + 1) / 2, panels};
+    shape.isBF16 = true;
+    return shape;
+  }
+  const int64_t q4Blocks = (k.width + 31) / 32;
+  shape.extents = {4, P, k.precision == "q4" ? 9 * ((q4Blocks + 1) / 2) : (k.width + 3) / 4 + 2,
+                   panels};
+  shape.isInt8 = true;
+  return shape;
+}
+
+} // namespace
+
 std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   const int64_t T = BufferShape::kTokens;
   BufferShape rows{false, false, {k.width, T}};
@@ -149,7 +174,7 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
   BufferShape offset{true, true, {}};
   switch (k.kind) {
   case KernelKind::embed: {
-    std::vector<BufferShape> sig = {{true, false, {T}}, offset, {false, false, {k.width, k.tableRows}}};
+    std::vector<BufferShape> sig = {{true, false, {T}}, offset, packedTable(k)};
     if (k.position == "learned")
       sig.push_back({false, false, {k.width, k.positionRows}});
     sig.push_back(rows);

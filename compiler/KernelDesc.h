@@ -50,6 +50,9 @@ struct KernelDesc {
   bool hasBias = false;    ///< linear, norms
   bool hasResidual = false; ///< linear: adds a residual input after the activation
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
+  /// embed: how it reads its table: "f32", or the precision its tied head
+  /// packs it in ("bf16", "int8", "q4"; tmk-tied-table-precision), each row
+  /// looked up dequantized from the head's packed copy.
   /// linear: how the GEMM multiplies, "f32", "bf16" (weights packed as
   /// bf16 pairs, activations rounded to bf16, products summed in f32) or
   /// "int8" (weights and each row of activations quantized, summed in int32)
@@ -63,6 +66,15 @@ struct KernelDesc {
   /// one-row variant next to the tiled one. Not part of the name.
   bool decodeVariant = true;
 
+  /// The argument of a call that reads a packed weight (LowerPack.cpp's
+  /// layouts): a linear's weight (1); a reduced-precision embedding's table
+  /// (2), which is its tied head's packed copy, of whatever panel width the
+  /// head's schedule gives it; -1 for none.
+  int packedArgument() const {
+    return kind == KernelKind::linear                        ? 1
+           : kind == KernelKind::embed && precision != "f32" ? 2
+                                                             : -1;
+  }
   /// A linear whose weights are quantized to int8 quads ("int8", "q4"):
   /// packed with row scales, and also packable from a pre-quantized file.
   bool quantized() const { return precision == "int8" || precision == "q4"; }
@@ -109,6 +121,10 @@ struct BufferShape {
 
 /// Parameters of a kernel in call order; the output is last. Activation
 /// rows are kTokens here; a call may bind them to kKeys or a static count.
+/// A reduced-precision embedding's table is a packed weight (LowerPack.cpp)
+/// of panel width kTablePanelWidth here; the kernel takes any panel width
+/// (its head's), from the buffer's extents.
 std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
+inline constexpr int64_t kTablePanelWidth = 16;
 
 } // namespace tmc

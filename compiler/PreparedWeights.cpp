@@ -2,6 +2,7 @@
 
 #include "compiler/PreparedWeights.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <set>
@@ -31,13 +32,21 @@ std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot) {
   return {slot.index};
 }
 
-const PackedWeight *PreparedWeights::packOf(const KernelCall &call) const {
-  if (call.kind != KernelCall::Kind::Kernel || call.args.size() < 2)
+const PackedWeight *PreparedWeights::packOf(const KernelCall &call, const KernelPlan &plan) const {
+  if (call.kind != KernelCall::Kind::Kernel)
     return nullptr;
-  const Slot &weight = call.args[1].slot;
+  const KernelDesc &kernel = plan.kernels[call.kernel];
+  const int index = kernel.packedArgument();
+  if (index < 0 || call.args.size() <= static_cast<size_t>(index))
+    return nullptr;
+  const Slot &weight = call.args[static_cast<size_t>(index)].slot;
+  // A linear reads its own pack; a tied table's lookup, the head's (any
+  // kernel's pack of that table: each holds every row, in one precision).
+  const bool own = kernel.kind == KernelKind::linear;
   for (const PackedWeight &pack : packs)
-    if (pack.kernel == call.kernel && pack.source.kind == weight.kind &&
-        pack.source.index == weight.index)
+    if ((!own || pack.kernel == call.kernel) && pack.source.kind == weight.kind &&
+        pack.source.index == weight.index &&
+        (own || plan.kernels[pack.kernel].precision == kernel.precision))
       return &pack;
   return nullptr;
 }
@@ -53,7 +62,7 @@ std::vector<std::string> quantizedStorage(const KernelPlan &plan) {
       const Slot &slot = call.args[a].slot;
       if (slot.kind != Slot::Kind::Weight && slot.kind != Slot::Kind::Joined)
         continue;
-      const bool packed = kernel.kind == KernelKind::linear && a == 1;
+      const bool packed = static_cast<int>(a) == kernel.packedArgument();
       for (int64_t source : manifestSources(plan, slot)) {
         std::string &entry = storage[static_cast<size_t>(source)];
         // Two kernels packing it in different precisions: neither format.
@@ -79,15 +88,16 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
     if (call.kind != KernelCall::Kind::Kernel)
       continue;
     const KernelDesc &kernel = plan.kernels[call.kernel];
-    bool linear = kernel.kind == KernelKind::linear;
     for (size_t a = 0; a < call.args.size(); ++a) {
       const Slot &slot = call.args[a].slot;
-      bool packed = linear && a == 1;
+      bool packed = static_cast<int>(a) == kernel.packedArgument();
       if (slot.kind == Slot::Kind::Weight && !packed)
         out.readRaw.insert(slot.index);
       if (slot.kind == Slot::Kind::Joined && !packed)
         joinedReadRaw[slot.index] = true;
-      if (!packed || !seen.insert({call.kernel, slot.kind, slot.index}).second)
+      // A tied table's lookup reads its head's pack (packOf), made below.
+      if (!packed || kernel.kind != KernelKind::linear ||
+          !seen.insert({call.kernel, slot.kind, slot.index}).second)
         continue;
       // Each pack starts on an alignment boundary.
       PackedWeight pack{call.kernel, slot,
@@ -97,6 +107,14 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
       out.packs.push_back(pack);
     }
   }
+  // Every lookup of a table in a reduced precision has its head's pack
+  // (tmk-tied-table-precision gives it one only where a linear packs it so).
+  for (const KernelCall &call : plan.calls)
+    if (call.kind == KernelCall::Kind::Kernel &&
+        plan.kernels[call.kernel].kind == KernelKind::embed &&
+        plan.kernels[call.kernel].packedArgument() >= 0 && !out.packOf(call, plan))
+      llvm::report_fatal_error(llvm::Twine("no packed copy of the table that ") +
+                               plan.kernels[call.kernel].symbol() + " reads");
   // Stacked weights read unpacked go after the packs.
   for (size_t j = 0; j < plan.joined.size(); ++j)
     if (joinedReadRaw[j]) {

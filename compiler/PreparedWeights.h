@@ -50,8 +50,10 @@ struct PreparedWeights {
   std::set<int64_t> readRaw;
 
   bool empty() const { return floats == 0; }
-  /// The packed weight `call` (a linear) reads as its argument 1, or null.
-  const PackedWeight *packOf(const KernelCall &call) const;
+  /// The packed weight `call` reads as its argument
+  /// KernelDesc::packedArgument() (a linear's weight, a tied table looked up
+  /// in its head's precision), or null.
+  const PackedWeight *packOf(const KernelCall &call, const KernelPlan &plan) const;
 };
 
 PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &target);
@@ -60,9 +62,10 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
 /// dtype, pre-quantized (`tmc quantize` writes it so, the loader accepts it
 /// so; tmr_abi.h's tmr_quantized, docs/spec-language.md's format): "bf16",
 /// "int8" or "q4" where every kernel that reads the tensor reads it packed in
-/// that precision; "" for the rest (a bias, a norm, an f32 linear's weight,
-/// a table some kernel reads unpacked: a tied head's, which the embedding
-/// lookup also reads). Needs no target: the layouts do not matter here.
+/// that precision (a tied head's table too, when the lookup reads the head's
+/// packed copy); "" for the rest (a bias, a norm, an f32 linear's weight, a
+/// table some kernel reads unpacked). Needs no target: the layouts do not
+/// matter here.
 std::vector<std::string> quantizedStorage(const KernelPlan &plan);
 
 /// Manifest tensors a weight slot is made of: itself, or a stack's parts.

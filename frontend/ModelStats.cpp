@@ -99,7 +99,9 @@ LinearMatrices linearMatrices(const ModelSpec &spec, Precision precision, Checke
     }
   }
   if (spec.precision == precision) {
-    if (spec.output == OutputKind::LMHead && !spec.tiedHead)
+    // A tied head's matrix is the token table, which the lookup then reads
+    // in the head's precision too (tmk-tied-table-precision).
+    if (spec.output == OutputKind::LMHead)
       matrices.add(spec.vocab, d, checked);
     else if (spec.output == OutputKind::Classifier)
       matrices.add(spec.classes, d, checked);

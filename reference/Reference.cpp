@@ -59,7 +59,7 @@ public:
     int64_t count = static_cast<int64_t>(inputs.tokens.size());
     Sequence target{&inputs.tokens, &inputs.segments, inputs.length.value_or(count)};
     // Unshared embeddings give the decoder, and so a tied head, its own table.
-    std::string table = "embed.tokens";
+    std::string table = headTable();
     Matrix h;
     if (spec.isEncoderDecoder()) {
       int64_t sourceCount = static_cast<int64_t>(inputs.sourceTokens.size());
@@ -67,11 +67,9 @@ public:
                       inputs.sourceLength.value_or(sourceCount)};
       target.segments = &noSegments;
       inSource = true;
-      Matrix memory = runStack(embed(source, table), spec.encoder, "encoder",
+      Matrix memory = runStack(embed(source, "embed.tokens"), spec.encoder, "encoder",
                                /*decoder=*/false, source.length, nullptr, 0);
       inSource = false;
-      if (!spec.shareEmbeddings)
-        table = "decoder.embed.tokens";
       h = runStack(embed(target, table), spec.decoder, "decoder", /*decoder=*/true,
                    target.length, &memory, source.length);
     } else if (spec.encoder.present) {
@@ -85,6 +83,14 @@ public:
   }
 
 private:
+  /// The table the decoder (or the one stack) looks tokens up in, which a
+  /// tied head multiplies: an encoder-decoder with unshared embeddings
+  /// gives the decoder its own.
+  std::string headTable() const {
+    return spec.isEncoderDecoder() && !spec.shareEmbeddings ? "decoder.embed.tokens"
+                                                            : "embed.tokens";
+  }
+
   /// Reports `value` as `name` (see Tap) when someone observes; returns it.
   const Matrix &tap(const std::string &name, const Matrix &value, bool source = false) {
     if (observer)
@@ -97,10 +103,21 @@ private:
     int64_t t = static_cast<int64_t>(tokens.size()), d = spec.dModel;
     const float *rows = weights.get(table, spec.vocab * d);
     double scale = spec.embedScale ? std::sqrt(static_cast<double>(d)) : 1.0;
+    // A tied head's table is looked up as the head multiplies it
+    // (docs/spec-language.md, `precision`): each row dequantized.
+    const bool tiedTable = spec.output == OutputKind::LMHead && spec.tiedHead &&
+                           spec.precision != Precision::F32 && table == headTable();
     Matrix x(t, d);
-    for (int64_t p = 0; p < t; ++p)
+    for (int64_t p = 0; p < t; ++p) {
+      const float *row = rows + tokens[p] * d;
+      std::vector<float> dequantized;
+      if (tiedTable) {
+        dequantized = detail::dequantizedRow(row, d, spec.precision);
+        row = dequantized.data();
+      }
       for (int64_t j = 0; j < d; ++j)
-        x.at(p, j) = static_cast<double>(rows[tokens[p] * d + j]) * scale;
+        x.at(p, j) = static_cast<double>(row[j]) * scale;
+    }
 
     // Positions count from 0 in every sequence (source and target alike).
     if (spec.position == PositionKind::Sinusoidal) {

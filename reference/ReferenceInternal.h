@@ -79,6 +79,12 @@ private:
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision = Precision::F32);
 
+/// One row of a weight [out, in] (`count` = in values) as linear() under
+/// `precision` multiplies it, in f32: bf16 rounded; int8 q times the row's
+/// scale (an f32 product); q4 each block's (q - 8) times its f16 scale.
+/// What a tied head's table lookup reads.
+std::vector<float> dequantizedRow(const float *row, int64_t count, Precision precision);
+
 /// linear() with W at `prefix`.weight and, if `bias`, b at `prefix`.bias.
 Matrix linear(WeightTable &weights, const Matrix &x, const std::string &prefix,
               int64_t out, bool bias, Precision precision = Precision::F32);

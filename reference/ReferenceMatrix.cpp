@@ -169,6 +169,24 @@ Matrix linearQ4(const Matrix &x, const float *w, const float *b, int64_t out) {
 
 } // namespace
 
+std::vector<float> dequantizedRow(const float *row, int64_t count, Precision precision) {
+  std::vector<float> out(row, row + count);
+  if (precision == Precision::BF16) {
+    for (float &value : out)
+      value = static_cast<float>(roundToBfloat16(value));
+  } else if (precision == Precision::Int8) {
+    const QuantizedRow q = quantizeRow(row, count);
+    for (int64_t i = 0; i < count; ++i)
+      out[static_cast<size_t>(i)] = static_cast<float>(q.values[static_cast<size_t>(i)]) * q.scale;
+  } else if (precision == Precision::Q4) {
+    const Q4Row q = quantizeQ4Row(row, count);
+    for (int64_t i = 0; i < count; ++i) // exact: 4 bits times an f16 value
+      out[static_cast<size_t>(i)] = static_cast<float>(q.values[static_cast<size_t>(i)] *
+                                                       q.scales[static_cast<size_t>(i / kQ4Block)]);
+  }
+  return out;
+}
+
 Matrix linear(const Matrix &x, const float *w, const float *b, int64_t out,
               Precision precision) {
   if (precision == Precision::Int8)

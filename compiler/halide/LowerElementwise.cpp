@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Lowering.h"
 #include "compiler/halide/Trigonometry.h"
 
@@ -26,19 +27,77 @@ void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedu
     out.parallel(t);
 }
 
+/// Element (c, row) of a tied head's packed table (LowerPack.cpp's
+/// contract, K = the embedding width), dequantized as the head's GEMM reads
+/// it: bf16 widened; int8 q times its channel's f32 scale; q4 (q - 8) times
+/// its block's f16 scale. The panel width P and the row count are the
+/// buffer's, so that any schedule of the head serves.
+Expr packedTableElement(const ImageParam &table, const std::string &precision, Expr c, Expr row) {
+  // Halide's interval arithmetic cannot see that these stay inside the
+  // buffer (row < vocab <= P * panels; b / 2 and b % 2 name one block):
+  // promised, true for every row and column the kernel reads.
+  Expr P = table.dim(1).extent(), rows = table.dim(2).extent();
+  Expr j = unsafe_promise_clamped(row % P, 0, P - 1);
+  Expr p = unsafe_promise_clamped(row / P, 0, table.dim(3).extent() - 1);
+  // Through the bits on every target (HalfBits.h: NVPTX and bf16 values).
+  if (precision == "bf16")
+    return floatOfBfloatBits(reinterpret<uint16_t>(table(c % 2, j, c / 2, p)));
+  auto byteAt = [&](Expr e, Expr r) {
+    return cast<uint32_t>(reinterpret<uint8_t>(table(e, j, r, p)));
+  };
+  if (precision == "int8") {
+    // The channel's scale: the 4 bytes after its ceil(K/4) quad rows.
+    Expr scaleRow = rows - 2;
+    Expr bits = byteAt(0, scaleRow) | (byteAt(1, scaleRow) << 8) | (byteAt(2, scaleRow) << 16) |
+                (byteAt(3, scaleRow) << 24);
+    return cast<float>(table(c % 4, j, c / 4, p)) * reinterpret<float>(bits);
+  }
+  // q4: element 32 b + 8 h + 4 n + e of block b is nibble n of byte e of
+  // quad row 9 (b / 2) + 4 (b % 2) + h; the block's scale bytes sit at
+  // 2 (b % 2) P + j (low) and P further (high) of row 9 (b / 2) + 8.
+  Expr b = c / 32, inBlock = c % 32;
+  Expr quadRow = unsafe_promise_clamped(9 * (b / 2) + 4 * (b % 2) + inBlock / 8, 0, rows - 1);
+  Expr scaleRow = unsafe_promise_clamped(9 * (b / 2) + 8, 0, rows - 1);
+  Expr byte = reinterpret<uint8_t>(table(inBlock % 4, j, quadRow, p));
+  Expr nibble = (byte >> cast<uint8_t>(4 * ((inBlock % 8) / 4))) & cast<uint8_t>(15);
+  // Byte o of that row is element (o % 4, o / 4): o < 4 P.
+  auto scaleByte = [&](Expr o) {
+    Expr quad = unsafe_promise_clamped(o / 4, 0, P - 1);
+    return cast<uint32_t>(reinterpret<uint8_t>(table(o % 4, quad, scaleRow, p)));
+  };
+  Expr low = 2 * P * (b % 2) + j;
+  Expr scale = floatOfHalfBits(scaleByte(low) | (scaleByte(low + P) << 8));
+  return cast<float>(cast<int32_t>(nibble) - 8) * scale;
+}
+
 } // namespace
 
 LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
   ImageParam tokens = makeInput(sig[0], "tokens"); // (t)
   Param<int32_t> offset("offset");                 // tokens before this run
-  ImageParam table = makeInput(sig[2], "table");   // (c, vocab)
+  const bool packed = kernel.precision != "f32";
+  // f32: (c, vocab); else the head's packed weight, whose panel width and
+  // panel count come with the buffer (only its element layout is fixed).
+  ImageParam table = packed ? ImageParam(sig[2].isBF16 ? BFloat(16) : Int(8),
+                                         static_cast<int>(sig[2].extents.size()), "table")
+                            : makeInput(sig[2], "table");
+  if (packed) {
+    table.set_host_alignment(4);
+    Expr stride = 1;
+    for (int d = 0; d < table.dimensions(); ++d) {
+      table.dim(d).set_min(0).set_stride(stride);
+      if (d != 1 && d != 3)
+        table.dim(d).set_extent(static_cast<int>(sig[2].extents[d]));
+      stride = stride * table.dim(d).extent();
+    }
+  }
   std::vector<Argument> args = {tokens, offset, table};
   Var c("c"), t("t");
   // The runtime rejects out-of-range tokens before any kernel runs; the clamp
   // keeps this kernel memory-safe on its own.
   Expr row = clamp(tokens(t), 0, static_cast<int>(kernel.tableRows) - 1);
-  Expr value = table(c, row);
+  Expr value = packed ? packedTableElement(table, kernel.precision, c, row) : table(c, row);
   if (kernel.scale != 1.0)
     value = value * static_cast<float>(kernel.scale);
   if (kernel.position == "learned") {

@@ -74,8 +74,8 @@ int quantizeCommand(int argc, char **argv) {
       reduced |= kernel.kind == KernelKind::linear && kernel.precision != "f32";
     // A copy is still a valid weights file; the note says why it is no smaller.
     errs() << "tmc: note: nothing to quantize: "
-           << (reduced ? "the reduced-precision linears' weights are also read unpacked (a tied "
-                         "head's table is the embedding's too)"
+           << (reduced ? "the reduced-precision linears' weights are also read unpacked or in "
+                         "another precision"
                        : "every linear is f32")
            << "\n";
   }

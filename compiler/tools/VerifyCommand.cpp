@@ -227,7 +227,8 @@ void printLargestGrowth(const std::vector<Comparison> &results, const KernelPlan
     double size = result.relative - before;
     if (size > any.size)
       any = {&result, before, size};
-    if (kernel.kind == KernelKind::linear && kernel.precision != "f32" && size > reduced.size)
+    // A reduced-precision GEMM, or a tied table's lookup in its head's precision.
+    if (kernel.precision != "f32" && size > reduced.size)
       reduced = {&result, before, size};
     before = result.relative;
   }

@@ -198,7 +198,8 @@ std::string KernelBench::harnessSource() const {
         os << "kT";
     }
     os << "}, " << (shape.isInt32 ? "true" : "false") << ", " << std::max<int32_t>(1, maxInt)
-       << ", " << (shape.isUInt16 ? "true" : "false") << "},\n";
+       << ", " << (shape.isUInt16 ? "true" : "false") << ", " << (shape.isBF16 ? "true" : "false")
+       << ", " << (shape.isInt8 ? "true" : "false") << "},\n";
   }
   os << "};\n\n";
   if (linear)

@@ -51,6 +51,11 @@ struct Argument {
   /// 16-bit words (a kv_cache = f16 | bf16 attention's keys and values):
   /// the bf16 bits of floats in [-1, 1), which read as f16 are finite too.
   bool isBits16;
+  /// A packed table an embedding reads in its tied head's precision: bf16
+  /// values in [-1, 1), or int8 bytes in [0x30, 0x40), so that any four of
+  /// them read as a scale are a normal f32 (and two as a normal f16).
+  bool isBF16;
+  bool isInt8;
 };
 
 /// Seeded pseudo-random contents of one argument and its halide_buffer_t.
@@ -58,11 +63,12 @@ struct Buf {
   tmr::AlignedVector<float> f;
   tmr::AlignedVector<int32_t> i;
   tmr::AlignedVector<uint16_t> h;
+  tmr::AlignedVector<int8_t> q;
   halide_buffer_t b{};
   halide_dimension_t d[4]{};
   /// `rank` extents, innermost first.
   Buf(const int64_t *ext, int rank, bool isInt, int32_t maxInt, uint32_t seed,
-      bool isBits16 = false) {
+      bool isBits16 = false, bool isBF16 = false, bool isInt8 = false) {
     int64_t n = 1;
     for (int k = 0; k < rank; ++k)
       n *= ext[k];
@@ -77,12 +83,18 @@ struct Buf {
         v = static_cast<int32_t>(next() % static_cast<uint32_t>(maxInt));
       b.host = reinterpret_cast<uint8_t *>(i.data());
       b.type = halide_type_t(halide_type_int, 32);
-    } else if (isBits16) {
+    } else if (isBits16 || isBF16) {
       h.resize(n);
       for (auto &v : h)
         v = tmr::floatToBfloat16(static_cast<float>(next()) / 8388608.0f - 1.0f);
       b.host = reinterpret_cast<uint8_t *>(h.data());
-      b.type = halide_type_t(halide_type_uint, 16);
+      b.type = isBF16 ? halide_type_t(halide_type_bfloat, 16) : halide_type_t(halide_type_uint, 16);
+    } else if (isInt8) {
+      q.resize(n);
+      for (auto &v : q)
+        v = static_cast<int8_t>(0x30 + next() % 16);
+      b.host = reinterpret_cast<uint8_t *>(q.data());
+      b.type = halide_type_t(halide_type_int, 8);
     } else {
       f.resize(n);
       for (auto &v : f)
@@ -125,7 +137,7 @@ std::unique_ptr<Buf> makeBuffer(size_t a, int64_t T) {
   for (int d = 0; d < arg.rank; ++d)
     extents[d] = arg.extents[d] == kT ? T : arg.extents[d];
   return std::make_unique<Buf>(extents, arg.rank, arg.isInt, arg.maxInt,
-                               static_cast<uint32_t>(a + 1), arg.isBits16);
+                               static_cast<uint32_t>(a + 1), arg.isBits16, arg.isBF16, arg.isInt8);
 }
 
 /// Runs the kernel at T tokens; times it when `times` is given.

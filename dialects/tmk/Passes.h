@@ -14,9 +14,9 @@ namespace tmc::tmk {
 #define GEN_PASS_REGISTRATION
 #include "dialects/tmk/Passes.h.inc"
 
-/// tm-lower-to-kernels -> tmk-dedup -> tmk-decode-variants ->
-/// tmk-plan-buffers: what `tmc compile` runs between the `tm-opt` and
-/// `kernels` stages. `explain` turns on every pass's remarks.
+/// tm-lower-to-kernels -> tmk-tied-table-precision -> tmk-dedup ->
+/// tmk-decode-variants -> tmk-plan-buffers: what `tmc compile` runs between
+/// the `tm-opt` and `kernels` stages. `explain` turns on every pass's remarks.
 void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false);
 
 /// Registers the passes and the named pipeline `tmk-plan` with MLIR's

@@ -24,6 +24,27 @@ def TMLowerToKernels : Pass<"tm-lower-to-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tmc::tmk::TMKDialect"];
 }
 
+def TMKTiedTablePrecision : Pass<"tmk-tied-table-precision", "::mlir::ModuleOp"> {
+  let summary = "Look a tied token table up in the precision its head packs it in";
+  let description = [{
+    An embedding whose table linears multiply in one reduced precision
+    (bf16, int8 or q4: a tied LM head's) and which no other kernel reads
+    gets that `precision`: its kernel reads the head's packed copy and
+    dequantizes the rows it looks up, so that no f32 copy of the table is
+    kept beside the packed one or stored in a quantized weights file.
+
+    ```mlir
+    %x = tmk.call @embed(%tokens, %offset, %table) ...   // @embed: f32 lookup
+    %y = tmk.call @head(%h, %table) ...                  // @head: precision = "int8"
+    // @embed gets precision = "int8"
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at every lookup given its head's precision">
+  ];
+}
+
 def TMKDedup : Pass<"tmk-dedup", "::mlir::ModuleOp"> {
   let summary = "Merge kernels with identical kind and attributes";
   let description = [{

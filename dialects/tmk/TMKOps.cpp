@@ -32,7 +32,7 @@ struct KindAttrs {
 KindAttrs attrsOf(KernelKind kind) {
   switch (kind) {
   case KernelKind::embed:
-    return {{"table_rows", "scale", "position"}, {"position_rows"}};
+    return {{"table_rows", "scale", "position"}, {"position_rows", "precision"}};
   case KernelKind::positions:
     return {{"position"}, {"position_rows"}};
   case KernelKind::segments:

@@ -40,7 +40,9 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     `width` always (output features); linear `in_width`, `activation`,
     the units `bias` / `residual` (epilogue inputs) and `precision` ("f32"
     when absent, "bf16", "int8" or "q4": kernels of different precision
-    are different code, never shared); attention `heads`,
+    are different code, never shared); embed `precision` too (a tied
+    table read from its head's packed copy: tmk-tied-table-precision);
+    attention `heads`,
     `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`, `kv_precision` (the
     storage of the key/value caches it reads, "f16" or "bf16"; f32 when
     absent: it widens each element as it loads it); norms `variant`,

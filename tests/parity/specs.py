@@ -271,8 +271,8 @@ GENERATED = {
         decoder=[("layers", 2), ("heads", 4), ("kv_heads", 2), ("ffn", "swiglu"),
                  ("norm", f"pre({RMS})"), ("final_norm", RMS), ("mask", "causal"),
                  ("layers 1..1", [("precision", "q4"), ("d_ff", 88)])],
-        comment="int8 linears in layer 0 and an int8 tied head (whose table the embedding reads "
-                "in f32), q4 linears in layer 1 (d_ff 88: its down projection's K = 88 ends in "
+        comment="int8 linears in layer 0 and an int8 tied head (whose packed table the "
+                "embedding reads, dequantized), q4 linears in layer 1 (d_ff 88: its down projection's K = 88 ends in "
                 "a part block of 24); decodes"),
     "enc-precision-int8-cls": model(
         "enc_precision_int8_cls",

@@ -357,6 +357,21 @@ def quantized_linear(x, weight, precision, roundings=None):
     raise ValueError(f"precision {precision} is not modelled")
 
 
+def dequantized_table(weight, precision):
+    """A tied head's token table [V, D] as the embedding lookup reads it when
+    the head multiplies it under `precision` (docs/spec-language.md: the
+    lookup reads the head's packed copy): bf16 rounded; int8 each row's q
+    times its scale, an f32 product; q4 (q - 8) * scale16 (exact). float64."""
+    if precision == "bf16":
+        return round_bf16(weight)
+    if precision == "int8":
+        q, s = quantize_rows(weight)
+        return (q.to(torch.float32) * s.to(torch.float32).unsqueeze(-1)).to(torch.float64)
+    if precision == "q4":
+        return quantize_q4(weight)
+    return weight
+
+
 # ----------------------------------------------------------------------------
 
 class Model:
@@ -394,7 +409,11 @@ class Model:
     # -- embedding ---------------------------------------------------------------
 
     def embed(self, tokens, table, start=0, segments=None):
-        x = self.tensor(table)[torch.tensor(tokens, dtype=torch.long)]
+        out = self.c["output"]
+        rows = self.tensor(table)
+        if out["kind"] == "lm_head" and out["tied"] and table == self.decoder_table():
+            rows = dequantized_table(rows, self.c["precision"])
+        x = rows[torch.tensor(tokens, dtype=torch.long)]
         if self.c["embed_scale"]:
             x = x * math.sqrt(self.d)
         positions = list(range(start, start + len(tokens)))
@@ -621,7 +640,8 @@ class Model:
         if out["kind"] == "hidden":
             return h
         # The head multiplies under the model-level precision (a tied head's
-        # table quantized as a weight; the embedding lookup reads it in f32).
+        # table quantized as a weight; the embedding lookup reads the same
+        # values, dequantized: embed above).
         precision = self.c["precision"]
         if out["kind"] == "lm_head":
             weight = self.tensor(table if out["tied"] else "output.weight")

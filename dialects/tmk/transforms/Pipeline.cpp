@@ -8,6 +8,7 @@ using namespace mlir;
 
 void tmc::tmk::buildKernelPipeline(OpPassManager &pm, bool explain) {
   pm.addPass(createTMLowerToKernels());
+  pm.addPass(createTMKTiedTablePrecision({explain}));
   pm.addPass(createTMKDedup({explain}));
   pm.addPass(createTMKDecodeVariants({explain}));
   pm.nest<func::FuncOp>().addPass(createTMKPlanBuffers({explain}));

@@ -264,7 +264,8 @@ TEST(QuantizedStorage, IsThePrecisionOfTheKernelThatPacksEachWeight) {
   EXPECT_EQ(storage["output.weight"], "int8");
 }
 
-TEST(QuantizedStorage, LeavesATiedHeadsTableAsTheEmbeddingReadsIt) {
+TEST(QuantizedStorage, StoresATiedHeadsTableAsTheHeadPacksIt) {
+  // The lookup reads the head's packed copy (tmk-tied-table-precision).
   std::map<std::string, std::string> storage = storageOf(R"(model tied {
   vocab = 40
   d_model = 32
@@ -275,8 +276,27 @@ TEST(QuantizedStorage, LeavesATiedHeadsTableAsTheEmbeddingReadsIt) {
   decoder { layers = 1; heads = 4; d_ff = 48 }
 }
 )");
-  EXPECT_EQ(storage["embed.tokens"], "");
+  EXPECT_EQ(storage["embed.tokens"], "q4");
+  EXPECT_EQ(storage["embed.positions"], "");
   EXPECT_EQ(storage["decoder.layers.0.ffn.up.weight"], "q4");
+}
+
+TEST(QuantizedStorage, KeepsAnEncoderDecodersUnsharedTableF32) {
+  // The decoder's own table is the head's; the encoder's is only looked up.
+  std::map<std::string, std::string> storage = storageOf(R"(model seq2seq {
+  vocab = 40
+  d_model = 32
+  max_seq = 8
+  position = learned
+  precision = int8
+  share_embeddings = false
+  output = lm_head(tied = true)
+  encoder { layers = 1; heads = 4; d_ff = 48 }
+  decoder { layers = 1; heads = 4; d_ff = 48 }
+}
+)");
+  EXPECT_EQ(storage["decoder.embed.tokens"], "int8");
+  EXPECT_EQ(storage["embed.tokens"], "");
 }
 
 } // namespace

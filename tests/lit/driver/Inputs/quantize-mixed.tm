@@ -1,7 +1,7 @@
 # A small decoder with a layer in each precision, for `tmc quantize`: the
-# head is int8, but its table is tied to the embedding, which reads it in f32,
-# so the file keeps it f32. d_model 40 and d_ff 37 are no multiples of 32:
-# q4's last block of each row is padded.
+# head is int8 and tied, so its table (which the embedding looks up from the
+# head's packed copy) is stored int8 too. d_model 40 and d_ff 37 are no
+# multiples of 32: q4's last block of each row is padded.
 model quantize_mixed {
   vocab = 50
   d_model = 40
