@@ -52,6 +52,38 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 
 } // namespace
 
+namespace {
+
+/// Kernels that run one row per parallel task (LowerElementwise.cpp's
+/// scheduleRows and rope), whose parallelMinRows the lowering honours.
+bool rowTasks(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::embed:
+  case KernelKind::positions:
+  case KernelKind::segments:
+  case KernelKind::add:
+  case KernelKind::activation:
+  case KernelKind::gated_activation:
+  case KernelKind::norm:
+  case KernelKind::add_norm:
+  case KernelKind::rope:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+int defaultParallelMinRows(const KernelDesc &kernel) {
+  if (!rowTasks(kernel.kind))
+    return 0;
+  constexpr int64_t kParallelElements = 1 << 17;
+  const int64_t rowElements = std::max<int64_t>(
+      1, kernel.kind == KernelKind::rope ? kernel.heads * kernel.headDim : kernel.width);
+  return static_cast<int>((kParallelElements + rowElements - 1) / rowElements);
+}
+
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   if (target.gpu || gpuSchedulesOnHost())
     return defaultGpuSchedule(kernel, target);
@@ -141,6 +173,14 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   s.queryTile = 32;
   s.keyBlock = 64;
   s.parallel = true;
+  // Row-wise kernels: a call's rows go to the thread pool only when they hold
+  // kParallelElements values or more. Waking the pool's second thread took
+  // 20-30 us a call on the Intel Xeon (2 vCPUs), more than such a kernel's
+  // whole prompt of 128 rows takes alone on small models: at 2 threads an
+  // rmsnorm of d 128 ran 32 us against 10 at one thread, rope 36 against 6
+  // (bench/e2e/small_models.py, 2026-11-27 14:16); a decoding step's one row
+  // gains nothing from the pool either.
+  s.parallelMinRows = defaultParallelMinRows(kernel);
   // Kernels no decoding step calls never run one row at a time.
   s.decodeVariant = kernel.decodeVariant;
   return s;

@@ -33,6 +33,10 @@ struct Schedule {
   int keyBlock = 0;     ///< attention: keys per block of the online softmax;
                         ///< 0: one pass, the scores of a query tile against all its keys
   bool parallel = true; ///< spread tiles over the thread pool
+  /// Row-wise kernels (embeddings, sums, activations, norms, rope): rows run
+  /// in parallel only in a call of at least this many rows (0: any call).
+  /// Waking the pool costs more than a few short rows take alone.
+  int parallelMinRows = 0;
 
   // Linear (GEMM) only.
   int kBlock = 0;       ///< reduction steps per cache block; 0 or >= K: no blocking
@@ -83,6 +87,10 @@ struct Schedule {
 /// blocks and threads becoming parallel host loops (GpuSchedule.cpp), so that
 /// their numerics are checked on machines without a GPU.
 bool gpuSchedulesOnHost();
+
+/// The default Schedule::parallelMinRows of `kernel`: rows of 2^17 values
+/// (row-wise kernels; 0 for the rest).
+int defaultParallelMinRows(const KernelDesc &kernel);
 
 /// Parses `Schedule::str()`'s form onto `defaults` (a key left out keeps its
 /// value there). Every key str() prints is accepted, with the range of its

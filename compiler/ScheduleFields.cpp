@@ -21,6 +21,9 @@ constexpr uint32_t kAttention = bit(KernelKind::attention);
 constexpr uint32_t kNorms = bit(KernelKind::norm) | bit(KernelKind::add_norm);
 /// Everything but GEMMs and attention: kernels that compute row by row.
 constexpr uint32_t kRowWise = kAllKinds & ~kLinear & ~kAttention;
+/// Row-wise kernels that run one row per parallel task (not pooling or
+/// linformer's projection, which mix rows).
+constexpr uint32_t kRowTasks = kRowWise & ~bit(KernelKind::pool) & ~bit(KernelKind::seq_project);
 
 bool rowWise(const KernelDesc &kernel) { return kRowWise & bit(kernel.kind); }
 
@@ -221,6 +224,28 @@ const ScheduleField kFields[] = {
                                  : std::vector<Schedule>{};
                     }},
      .doc = "spread tiles over the thread pool (GPU: the host's pack kernels)"},
+    {.key = "parallel_min_rows",
+     .intMember = &Schedule::parallelMinRows,
+     .min = 0,
+     .max = 1 << 20,
+     .kinds = kRowTasks,
+     .search = {.kinds = kRowTasks,
+                .values =
+                    [](const KernelDesc &kernel, const TargetInfo &, const Schedule &) {
+                      // Around the default, and 0 (any call in parallel).
+                      const int d = std::max(1, defaultParallelMinRows(kernel));
+                      std::vector<int> values = {0};
+                      for (int v : {d / 4, d / 2, d, 2 * d, 4 * d})
+                        if (v > values.back())
+                          values.push_back(v);
+                      return values;
+                    },
+                .seeds =
+                    [](const KernelDesc &, const Schedule &base) {
+                      return neighbours(base, &Schedule::parallelMinRows,
+                                        {0, base.parallelMinRows / 2, base.parallelMinRows * 2});
+                    }},
+     .doc = "row-wise kernels: rows in parallel only in a call of at least this many (0: any)"},
     {.key = "k_block",
      .intMember = &Schedule::kBlock,
      .min = 0,

@@ -16,6 +16,19 @@ namespace tmc::halide {
 
 namespace {
 
+/// Rows `t` (the output's last dimension) in parallel when the schedule says
+/// so and the call has parallelMinRows rows or more; serial otherwise.
+void parallelRows(Func &out, Var t, const Schedule &schedule) {
+  if (!schedule.parallel)
+    return;
+  if (schedule.parallelMinRows <= 1) {
+    out.parallel(t);
+    return;
+  }
+  Expr rows = out.output_buffer().dim(out.dimensions() - 1).extent();
+  out.specialize(rows >= schedule.parallelMinRows).parallel(t);
+}
+
 /// Rows in parallel, features in vectors; a row's last partial vector is
 /// shifted inwards unless `tail` says otherwise.
 void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedule,
@@ -23,8 +36,7 @@ void scheduleRows(Func &out, Var c, Var t, int64_t width, const Schedule &schedu
   if (schedule.gpu)
     return; // GpuSchedule.cpp's, applied by lowerKernel
   out.vectorize(c, vectorWidthFor(width, schedule.vectorWidth), tail);
-  if (schedule.parallel)
-    out.parallel(t);
+  parallelRows(out, t, schedule);
 }
 
 /// Element (c, row) of a tied head's packed table (LowerPack.cpp's
@@ -282,8 +294,7 @@ LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
   out.split(d, pair, within, half)
       .unroll(pair)
       .vectorize(within, vw, half % vw ? TailStrategy::GuardWithIf : TailStrategy::Auto);
-  if (schedule.parallel)
-    out.parallel(t);
+  parallelRows(out, t, schedule);
   // One row of each table per position, half a head wide, in double lanes.
   // Rounded up to whole vectors (the frequency table is padded to match).
   cosine.compute_at(out, t).vectorize(f, 8, TailStrategy::RoundUp);

@@ -58,13 +58,13 @@ TEST(ScheduleFields, StrPrintsWhatItAlwaysHas) {
   Schedule s;
   EXPECT_EQ(s.str(),
             "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
-            "parallel=1 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 decode_variant=1 "
-            "tokens_estimate=128 keys_at=0 stage_rows=1");
+            "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
+            "decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1");
   s.gpu = true;
   EXPECT_EQ(s.str(),
             "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
-            "parallel=1 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 decode_variant=1 "
-            "tokens_estimate=128 keys_at=0 stage_rows=1 gpu=1 gpu_threads=256 "
+            "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
+            "decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1 gpu=1 gpu_threads=256 "
             "gpu_tile_rows=16 gpu_rows_per_thread=4 gpu_k_chunk=16 gpu_key_tile=32");
 }
 
@@ -184,7 +184,8 @@ TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   // The products of the numbers of values the tuner tries per field: 2 vector
   // widths x 6 tile widths x 11 row counts x 10 K blocks x 3 unrolls x
   // parallel rows or not x tokens packed or not for a GEMM; 3 widths x 7 query tiles x 5 key blocks
-  // x 2 x 2 for attention; 3 widths x 2 for a row-wise kernel.
+  // x 2 x 2 for attention; 3 widths x 2 x 6 row thresholds (0, and a
+  // quarter to four times the default of 171 rows of 768) for a row-wise kernel.
   const TargetInfo avx2 = llvm::cantFail(resolveTarget("x86-64-avx2"));
   EXPECT_EQ(tune::SearchSpace(gemm(), avx2).sizeEstimate(), 2u * 6 * 11 * 10 * 3 * 2 * 2);
   KernelDesc attention{KernelKind::attention};
@@ -194,7 +195,14 @@ TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   EXPECT_EQ(tune::SearchSpace(attention, avx2).sizeEstimate(), 3u * 7 * 5 * 2 * 2);
   KernelDesc add{KernelKind::add};
   add.width = 768;
-  EXPECT_EQ(tune::SearchSpace(add, avx2).sizeEstimate(), 3u * 2);
+  EXPECT_EQ(tune::SearchSpace(add, avx2).sizeEstimate(), 3u * 2 * 6);
+  EXPECT_EQ(defaultParallelMinRows(add), 171); // 2^17 values in rows of 768
+  KernelDesc rope{KernelKind::rope};
+  rope.heads = 4;
+  rope.headDim = 32;
+  rope.width = 128;
+  EXPECT_EQ(defaultParallelMinRows(rope), 1024);
+  EXPECT_EQ(defaultParallelMinRows(gemm()), 0);
 }
 
 } // namespace
