@@ -236,8 +236,8 @@ void ExecutorWriter::prologue() {
   os << "  const bool lastRow = args->last_row_only != 0;\n"
      << "  (void)lastRow;\n"
      << "  tmr_halide_error_clear();\n"
-     << "  halide_set_num_threads(args->num_threads > 0 ? args->num_threads : "
-     << options.defaultThreads << ");\n";
+     << "  tmr::useThreads(args->num_threads > 0 ? args->num_threads : " << options.defaultThreads
+     << ");\n";
 }
 
 /// The calls of one phase, in a scope that binds T, L, tokens, segments and

@@ -222,7 +222,7 @@ void emitPrepare(llvm::raw_ostream &os, const KernelPlan &plan, const PreparedWe
      << "            tmr_weight_done_fn done,\n"
      << "            void *doneContext, void **prepared, char *err, size_t errLen) {\n"
      << "  tmr_halide_error_clear();\n"
-     << "  halide_set_num_threads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
+     << "  tmr::useThreads(threads > 0 ? threads : " << options.defaultThreads << ");\n"
      << "  auto *block = new (std::nothrow) " << blockType << ";\n"
      << "  if (!block || !block->" << (gpu ? "block." : "") << "allocate(" << prepared.floats
      << ")) {\n"

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "runtime/aligned.h"
+#include "runtime/thread_pool.h"
 #include "runtime/tmr_abi.h"
 
 #include "HalideRuntime.h"

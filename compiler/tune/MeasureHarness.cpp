@@ -26,6 +26,7 @@
 // two cache lines (5-10% slower GEMMs than the compiled model runs, on Zen 4).
 #include "runtime/aligned.h"
 #include "runtime/half.h"
+#include "runtime/thread_pool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -218,6 +219,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: harness ref|check FILE\n");
     return 2;
   }
+  // Parallel loops on the pool the executables use (runtime/thread_pool.h),
+  // HL_NUM_THREADS threads (the tuner's --threads).
+  tmr::useThreads(0);
   std::vector<float> big, small;
   std::vector<double> times;
   std::vector<double> decode;

@@ -57,3 +57,9 @@ extern "C" int tmk_cand_decode(halide_buffer_t *x, halide_buffer_t *packed, int3
                                halide_buffer_t *y) {
   return length == 1 ? multiply(x, packed, length, y) : -1;
 }
+
+// The Halide runtime functions the harness calls to run parallel loops on
+// tmc's pool (runtime/thread_pool_halide.cpp): a tuned kernel's runtime
+// object has them. The stand-in kernel runs no parallel loop.
+extern "C" halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t) { return nullptr; }
+extern "C" int halide_set_num_threads(int threads) { return threads; }

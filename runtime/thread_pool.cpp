@@ -1,0 +1,175 @@
+//===- thread_pool.cpp - The threads Halide's parallel loops run on -------===//
+//
+// One loop at a time: the caller publishes it (a generation count the
+// workers watch), takes iterations itself like any worker, and waits for the
+// last. Iterations are claimed one at a time from an atomic counter, as
+// Halide's pool hands them out. A loop that another thread's loop is using
+// the pool for, or that a loop's task starts (nested), runs serially on its
+// caller.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/thread_pool.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace tmr {
+
+namespace {
+
+/// How long a worker spins after its last loop before it sleeps: a forward
+/// pass's kernels, and a decoding loop's steps, follow each other well
+/// within it; an idle server's workers sleep.
+constexpr auto kSpin = std::chrono::microseconds(2000);
+
+void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// Inside a loop's task (a worker, or a caller taking iterations): a loop
+/// started there runs serially.
+thread_local bool inLoop = false;
+
+struct Loop {
+  halide_task_t task = nullptr;
+  void *userContext = nullptr;
+  uint8_t *closure = nullptr;
+  int min = 0, size = 0;
+  std::atomic<int> next{0}, finished{0}, result{0};
+
+  /// Claims and runs iterations until none is left.
+  void work() {
+    for (int i = next.fetch_add(1); i < size; i = next.fetch_add(1)) {
+      if (int rc = task(userContext, min + i, closure))
+        result.store(rc);
+      finished.fetch_add(1, std::memory_order_release);
+    }
+  }
+};
+
+int serially(void *userContext, halide_task_t task, int min, int size, uint8_t *closure) {
+  int result = 0;
+  for (int i = 0; i < size; ++i)
+    if (int rc = task(userContext, min + i, closure))
+      result = rc;
+  return result;
+}
+
+class Pool {
+public:
+  void setThreads(int threads) {
+    threads = std::max(1, threads);
+    wanted.store(threads);
+    std::lock_guard<std::mutex> lock(growing);
+    while (static_cast<int>(workers) + 1 < threads) {
+      // The loops it must see are those published from now on, even
+      // before the thread has started.
+      std::thread(&Pool::worker, this, static_cast<int>(workers), generation.load()).detach();
+      ++workers;
+    }
+  }
+
+  int threads() const { return wanted.load(); }
+
+  int parFor(void *userContext, halide_task_t task, int min, int size, uint8_t *closure) {
+    if (size <= 1 || wanted.load() <= 1 || inLoop)
+      return serially(userContext, task, min, size, closure);
+    std::unique_lock<std::mutex> mine(dispatch, std::try_to_lock);
+    if (!mine.owns_lock()) // another thread's loop has the workers
+      return serially(userContext, task, min, size, closure);
+    Loop loop;
+    loop.task = task;
+    loop.userContext = userContext;
+    loop.closure = closure;
+    loop.min = min;
+    loop.size = size;
+    current.store(&loop);
+    generation.fetch_add(1);
+    if (sleepers.load() > 0) {
+      std::lock_guard<std::mutex> lock(sleep);
+      wake.notify_all();
+    }
+    inLoop = true;
+    loop.work();
+    inLoop = false;
+    while (loop.finished.load(std::memory_order_acquire) < size)
+      relax();
+    // A worker that joins from here on finds no loop; one that joined
+    // before is counted in `working` and leaves once it finds no iteration.
+    current.store(nullptr);
+    while (working.load() != 0)
+      relax();
+    return loop.result.load();
+  }
+
+private:
+  void worker(int index, uint64_t seen) {
+    inLoop = true;
+    for (;;) {
+      auto idleSince = std::chrono::steady_clock::now();
+      uint64_t now = generation.load();
+      for (int spins = 0; now == seen; now = generation.load()) {
+        relax();
+        if (++spins % 1024 == 0 && std::chrono::steady_clock::now() - idleSince > kSpin) {
+          std::unique_lock<std::mutex> lock(sleep);
+          sleepers.fetch_add(1);
+          wake.wait(lock, [&] { return generation.load() != seen; });
+          sleepers.fetch_sub(1);
+          idleSince = std::chrono::steady_clock::now();
+        }
+      }
+      seen = now;
+      if (index + 1 >= wanted.load()) // not one of this loop's threads
+        continue;
+      working.fetch_add(1);
+      if (Loop *loop = current.load())
+        loop->work();
+      working.fetch_sub(1);
+    }
+  }
+
+  std::atomic<int> wanted{1};
+  std::mutex growing;
+  size_t workers = 0;
+  std::mutex dispatch; ///< held by the loop being run
+  std::atomic<uint64_t> generation{0};
+  std::atomic<Loop *> current{nullptr};
+  std::atomic<int> working{0};
+  std::mutex sleep;
+  std::condition_variable wake;
+  std::atomic<int> sleepers{0};
+};
+
+/// Never destroyed: its detached workers may still be spinning at exit.
+Pool &pool() {
+  static Pool *instance = new Pool;
+  return *instance;
+}
+
+} // namespace
+
+void setPoolThreads(int threads) { pool().setThreads(threads); }
+
+int poolThreads() { return pool().threads(); }
+
+int poolParallelFor(void *userContext, halide_task_t task, int min, int size, uint8_t *closure) {
+  return pool().parFor(userContext, task, min, size, closure);
+}
+
+} // namespace tmr
