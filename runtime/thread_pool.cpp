@@ -34,7 +34,15 @@ namespace {
 /// within it; an idle server's workers sleep.
 constexpr auto kSpin = std::chrono::microseconds(2000);
 
-void relax() {
+/// One step of a spin-wait (`spins`: the steps so far). Every 64th yields
+/// the CPU, so that a thread the waiter waits for (or another process) gets
+/// it when the machine has more runnable threads than cores (a parallel test
+/// suite): a pure spin would hold the core for its whole time slice.
+void relax(int spins) {
+  if (spins % 64 == 63) {
+    std::this_thread::yield();
+    return;
+  }
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #else
@@ -108,13 +116,13 @@ public:
     inLoop = true;
     loop.work();
     inLoop = false;
-    while (loop.finished.load(std::memory_order_acquire) < size)
-      relax();
+    for (int spins = 0; loop.finished.load(std::memory_order_acquire) < size; ++spins)
+      relax(spins);
     // A worker that joins from here on finds no loop; one that joined
     // before is counted in `working` and leaves once it finds no iteration.
     current.store(nullptr);
-    while (working.load() != 0)
-      relax();
+    for (int spins = 0; working.load() != 0; ++spins)
+      relax(spins);
     return loop.result.load();
   }
 
@@ -125,7 +133,7 @@ private:
       auto idleSince = std::chrono::steady_clock::now();
       uint64_t now = generation.load();
       for (int spins = 0; now == seen; now = generation.load()) {
-        relax();
+        relax(spins);
         if (++spins % 1024 == 0 && std::chrono::steady_clock::now() - idleSince > kSpin) {
           std::unique_lock<std::mutex> lock(sleep);
           sleepers.fetch_add(1);

@@ -252,8 +252,9 @@ TEST(SemaPrecisionTest, Q4SizesCount18BytesPerBlockOf32) {
 }
 
 TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
-  // An untied LM head's matrix (100 x 64) is bf16 with the model, whatever
-  // the stack says; a tied one's table stays f32 (the embedding reads it).
+  // An LM head's matrix (100 x 64) is bf16 with the model, whatever the
+  // stack says; a tied one's too: the table is looked up in the head's
+  // precision (tmk-tied-table-precision), so it counts there, not in f32.
   ModelSpec untied = specOf(encoderSpec("  precision = bf16\n  output = lm_head(tied = false)\n",
                                         "layers = 1\nheads = 4\nprecision = f32\n"));
   std::optional<ModelSizes> sizes = computeSizes(untied);
@@ -261,9 +262,13 @@ TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
   EXPECT_EQ(sizes->bf16WeightBytes, 100 * 64 * 2);
   ModelSpec tied = specOf(encoderSpec("  precision = bf16\n  output = lm_head(tied = true)\n",
                                       "layers = 1\nheads = 4\nprecision = f32\n"));
+  std::optional<ModelSizes> untiedSizes = computeSizes(untied);
   sizes = computeSizes(tied);
-  ASSERT_TRUE(sizes);
-  EXPECT_EQ(sizes->bf16WeightBytes, 0);
+  ASSERT_TRUE(sizes && untiedSizes);
+  EXPECT_EQ(sizes->bf16WeightBytes, 100 * 64 * 2);
+  // The tied model has no separate output matrix: its f32 bytes are the
+  // untied one's less the table.
+  EXPECT_EQ(sizes->f32WeightBytes, untiedSizes->f32WeightBytes - 100 * 64 * 4);
   // int8 likewise: the untied head's 100 channels of 64, a classifier's 3.
   untied = specOf(encoderSpec("  precision = int8\n  output = lm_head(tied = false)\n",
                               "layers = 1\nheads = 4\nprecision = f32\n"));
@@ -280,7 +285,7 @@ TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
                             "layers = 1\nheads = 4\nprecision = f32\n"));
   sizes = computeSizes(tied);
   ASSERT_TRUE(sizes);
-  EXPECT_EQ(sizes->int8WeightBytes, 0);
+  EXPECT_EQ(sizes->int8WeightBytes, 100 * 64 + 100 * 8);
   // q4 likewise: 2 blocks of 18 bytes per channel of 64.
   untied = specOf(encoderSpec("  precision = q4\n  output = lm_head(tied = false)\n",
                               "layers = 1\nheads = 4\nprecision = f32\n"));
@@ -296,7 +301,7 @@ TEST(SemaPrecisionTest, TheHeadTakesTheModelsPrecision) {
                             "layers = 1\nheads = 4\nprecision = f32\n"));
   sizes = computeSizes(tied);
   ASSERT_TRUE(sizes);
-  EXPECT_EQ(sizes->q4WeightBytes, 0);
+  EXPECT_EQ(sizes->q4WeightBytes, 100 * 2 * 18);
 }
 
 } // namespace
