@@ -95,7 +95,7 @@ PreparedWeights planPreparedWeights(const KernelPlan &plan, const TargetInfo &ta
         out.readRaw.insert(slot.index);
       if (slot.kind == Slot::Kind::Joined && !packed)
         joinedReadRaw[slot.index] = true;
-      // A tied table's lookup reads its head's pack (packOf), made below.
+      // A tied table's lookup reads its head's pack (packOf): the linear makes it.
       if (!packed || kernel.kind != KernelKind::linear ||
           !seen.insert({call.kernel, slot.kind, slot.index}).second)
         continue;
