@@ -8,6 +8,8 @@
 
 #include "compiler/KernelDesc.h"
 
+#include "compiler/Schedule.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -146,23 +148,18 @@ std::string KernelDesc::formatName(bool legacy) const {
 
 namespace {
 
-/// An embedding's table: f32 rows, or its tied head's packed weight
-/// (LowerPack.cpp's layouts, GemmLayout's row counts) at kTablePanelWidth.
+/// An embedding's table: f32 rows, or its tied head's packed weight (the
+/// GEMM of N = vocab, K = width) in panels of kTablePanelWidth.
 BufferShape packedTable(const KernelDesc &k) {
   if (k.precision == "f32")
     return {false, false, {k.width, k.tableRows}};
-  const int64_t P = kTablePanelWidth, panels = (k.tableRows + P - 1) / P;
-  BufferShape shape;
-  if (k.precision == "bf16") {
-    shape.extents = {2, P, (k.width + 1) / 2, panels};
-    shape.isBF16 = true;
-    return shape;
-  }
-  const int64_t q4Blocks = (k.width + 31) / 32;
-  shape.extents = {4, P, k.precision == "q4" ? 9 * ((q4Blocks + 1) / 2) : (k.width + 3) / 4 + 2,
-                   panels};
-  shape.isInt8 = true;
-  return shape;
+  KernelDesc head{KernelKind::linear};
+  head.inWidth = k.width;
+  head.width = k.tableRows;
+  head.precision = k.precision;
+  Schedule panels;
+  panels.vectorWidth = panels.tileCols = kTablePanelWidth;
+  return gemmLayout(head, panels).packedShape();
 }
 
 } // namespace

@@ -125,6 +125,6 @@ struct BufferShape {
 /// of panel width kTablePanelWidth here; the kernel takes any panel width
 /// (its head's), from the buffer's extents.
 std::vector<BufferShape> kernelSignature(const KernelDesc &kernel);
-inline constexpr int64_t kTablePanelWidth = 16;
+inline constexpr int kTablePanelWidth = 16;
 
 } // namespace tmc

@@ -15,15 +15,13 @@ int64_t aligned32(int64_t floats) { return (floats + 31) / 32 * 32; }
 } // namespace
 
 std::string PackedWeight::viewArguments() const {
-  if (layout.bf16)
-    return llvm::formatv("halide_type_t(halide_type_bfloat, 16), {{2, {0}, {1}, {2}}",
-                         layout.panelWidth, layout.kPairs, layout.panels).str();
-  if (layout.quantized())
-    return llvm::formatv("halide_type_t(halide_type_int, 8), {{4, {0}, {1}, {2}}",
-                         layout.panelWidth, layout.quantRows(), layout.panels)
-        .str();
-  return llvm::formatv("halide_type_t(halide_type_float, 32), {{{0}, {1}, {2}}",
-                       layout.panelWidth, layout.K, layout.panels).str();
+  const BufferShape shape = layout.packedShape();
+  std::string text = shape.isBF16   ? "halide_type_t(halide_type_bfloat, 16), {"
+                     : shape.isInt8 ? "halide_type_t(halide_type_int, 8), {"
+                                    : "halide_type_t(halide_type_float, 32), {";
+  for (size_t d = 0; d < shape.extents.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape.extents[d]);
+  return text + "}";
 }
 
 std::vector<int64_t> manifestSources(const KernelPlan &plan, const Slot &slot) {

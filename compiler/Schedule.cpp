@@ -52,31 +52,8 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 
 } // namespace
 
-namespace {
-
-/// Kernels that run one row per parallel task (LowerElementwise.cpp's
-/// scheduleRows and rope), whose parallelMinRows the lowering honours.
-bool rowTasks(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::embed:
-  case KernelKind::positions:
-  case KernelKind::segments:
-  case KernelKind::add:
-  case KernelKind::activation:
-  case KernelKind::gated_activation:
-  case KernelKind::norm:
-  case KernelKind::add_norm:
-  case KernelKind::rope:
-    return true;
-  default:
-    return false;
-  }
-}
-
-} // namespace
-
 int defaultParallelMinRows(const KernelDesc &kernel) {
-  if (!rowTasks(kernel.kind))
+  if (!rowTasks(kernel))
     return 0;
   constexpr int64_t kParallelElements = 1 << 17;
   const int64_t rowElements = std::max<int64_t>(
@@ -278,6 +255,20 @@ Schedule scheduleFor(const KernelDesc &kernel, const TargetInfo &target,
                      const ScheduleTable &table) {
   auto it = table.find(scheduleKey(kernel, target));
   return it == table.end() ? defaultSchedule(kernel, target) : it->second;
+}
+
+BufferShape GemmLayout::packedShape() const {
+  BufferShape shape;
+  if (bf16) {
+    shape.extents = {2, panelWidth, kPairs, panels};
+    shape.isBF16 = true;
+  } else if (quantized()) {
+    shape.extents = {4, panelWidth, quantRows(), panels};
+    shape.isInt8 = true;
+  } else {
+    shape.extents = {panelWidth, K, panels};
+  }
+  return shape;
 }
 
 GemmLayout gemmLayout(const KernelDesc &kernel, const Schedule &schedule) {

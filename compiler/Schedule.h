@@ -197,6 +197,10 @@ struct GemmLayout {
   int64_t packedWords() const {
     return int64_t(panelWidth) * (bf16 ? kPairs : quantized() ? quantRows() : K) * panels;
   }
+  /// The packed weight as a buffer (halide/LowerPack.cpp's contract): f32
+  /// {P, K, panels}; bf16 {2, P, ceil(K/2), panels}; int8 and q4 bytes
+  /// {4, P, quantRows(), panels}.
+  BufferShape packedShape() const;
 };
 
 /// The layout of `kernel` (a Linear kernel) under `schedule`.

@@ -27,6 +27,12 @@ constexpr uint32_t kRowTasks = kRowWise & ~bit(KernelKind::pool) & ~bit(KernelKi
 
 bool rowWise(const KernelDesc &kernel) { return kRowWise & bit(kernel.kind); }
 
+} // namespace
+
+bool rowTasks(const KernelDesc &kernel) { return kRowTasks & bit(kernel.kind); }
+
+namespace {
+
 /// `base` with `member` set to each of `values` in turn.
 template <typename T>
 std::vector<Schedule> neighbours(const Schedule &base, T Schedule::*member,

@@ -95,6 +95,10 @@ struct ScheduleField {
   }
 };
 
+/// Kernels that run one row per parallel task (LowerElementwise.cpp's
+/// scheduleRows and rope): the ones parallel_min_rows applies to.
+bool rowTasks(const KernelDesc &kernel);
+
 /// Every field, in the order str() prints them.
 llvm::ArrayRef<ScheduleField> scheduleFields();
 

@@ -90,20 +90,8 @@ LoweredKernel lowerEmbed(const KernelDesc &kernel, const Schedule &schedule) {
   Param<int32_t> offset("offset");                 // tokens before this run
   const bool packed = kernel.precision != "f32";
   // f32: (c, vocab); else the head's packed weight, whose panel width and
-  // panel count come with the buffer (only its element layout is fixed).
-  ImageParam table = packed ? ImageParam(sig[2].isBF16 ? BFloat(16) : Int(8),
-                                         static_cast<int>(sig[2].extents.size()), "table")
-                            : makeInput(sig[2], "table");
-  if (packed) {
-    table.set_host_alignment(4);
-    Expr stride = 1;
-    for (int d = 0; d < table.dimensions(); ++d) {
-      table.dim(d).set_min(0).set_stride(stride);
-      if (d != 1 && d != 3)
-        table.dim(d).set_extent(static_cast<int>(sig[2].extents[d]));
-      stride = stride * table.dim(d).extent();
-    }
-  }
+  // panel count (dimensions 1 and 3) come with the buffer.
+  ImageParam table = packed ? makeInput(sig[2], "table", {1, 3}) : makeInput(sig[2], "table");
   std::vector<Argument> args = {tokens, offset, table};
   Var c("c"), t("t");
   // The runtime rejects out-of-range tokens before any kernel runs; the clamp

@@ -95,18 +95,7 @@ using namespace Halide;
 namespace tmc::halide {
 
 BufferShape packedWeightShape(const KernelDesc &kernel, const Schedule &schedule) {
-  GemmLayout l = gemmLayout(kernel, schedule);
-  BufferShape shape;
-  if (l.bf16) {
-    shape.extents = {2, l.panelWidth, l.kPairs, l.panels};
-    shape.isBF16 = true;
-  } else if (l.quantized()) {
-    shape.extents = {4, l.panelWidth, l.quantRows(), l.panels};
-    shape.isInt8 = true;
-  } else {
-    shape.extents = {l.panelWidth, l.K, l.panels};
-  }
-  return shape;
+  return gemmLayout(kernel, schedule).packedShape();
 }
 
 namespace {

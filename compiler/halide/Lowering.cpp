@@ -1,16 +1,19 @@
 //===- Lowering.cpp - Dispatch and shared helpers -------------------------===//
 
 #include "compiler/halide/Lowering.h"
+
 #include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Trigonometry.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace Halide;
 
 namespace tmc::halide {
 
-ImageParam makeInput(const BufferShape &shape, const std::string &name) {
+ImageParam makeInput(const BufferShape &shape, const std::string &name,
+                     std::initializer_list<int> bufferExtents) {
   assert(!shape.isScalar && "scalars are Param<int32_t>, not buffers");
   Type type = shape.isInt32    ? Int(32)
               : shape.isBF16   ? BFloat(16)
@@ -29,7 +32,10 @@ ImageParam makeInput(const BufferShape &shape, const std::string &name) {
     bool rows = i > 0 && i + 1 == shape.extents.size() && shape.extents[i] < 0;
     if (!rows)
       param.dim(i).set_stride(stride);
-    if (shape.extents[i] >= 0) {
+    if (std::find(bufferExtents.begin(), bufferExtents.end(), static_cast<int>(i)) !=
+        bufferExtents.end()) {
+      stride = stride * param.dim(i).extent();
+    } else if (shape.extents[i] >= 0) {
       param.dim(i).set_extent(static_cast<int>(shape.extents[i]));
       stride = stride * static_cast<int>(shape.extents[i]);
     }

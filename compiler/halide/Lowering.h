@@ -14,6 +14,7 @@
 
 #include "Halide.h"
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ LoweredKernel lowerKernel(const KernelDesc &kernel, const Schedule &schedule);
 
 // Helpers shared by the per-kind lowerings.
 
-/// An input with the shape, dense strides and zero mins of `shape`.
-Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name);
+/// An input with the shape, dense strides and zero mins of `shape`. The
+/// dimensions in `bufferExtents` take their extents from the buffer passed at
+/// run time (`shape`'s are an example), the strides outside them following.
+Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name,
+                             std::initializer_list<int> bufferExtents = {});
 /// An attention's key or value element as f32: as stored, or the f16 or bf16
 /// word of a kv_cache = f16 | bf16 cache widened (exactly) by integer
 /// operations (HalfBits.h), per `kernel.kvPrecision`.
