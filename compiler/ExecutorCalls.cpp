@@ -47,9 +47,19 @@ void ExecutorWriter::cacheAppend(const KernelCall &call) {
                         : cache.precision == "bf16" ? "CacheStorage::BF16"
                                                     : "CacheStorage::F32";
   const int64_t stride = from.strided() ? from.rowStride : cache.width;
+  const std::string rows =
+      pointer(from) + (inSequence ? " + s.first * " + std::to_string(stride) : std::string());
+  if (cache.ring()) {
+    // Moves the rows its window still reads to its front when these would
+    // not fit after them (tmk-window-caches).
+    os << "      if (int rc = appendRingRows(s.cache + " << cache.offset << ", " << storage << ", "
+       << cache.width << ", " << cache.capacity << ", " << cache.keep << ", s.offset, " << rows
+       << ", " << extent(BufferShape::kTokens) << ", " << stride << ", "
+       << cxxStringLiteral(cache.name) << ", err, errLen))\n        return rc;\n";
+    return;
+  }
   os << "      appendCacheRows(" << pointer(call.args[1].slot) << ", " << storage << ", "
-     << cache.width << ", " << pointer(Slot{Slot::Kind::Offset}) << ", " << pointer(from)
-     << (inSequence ? " + s.first * " + std::to_string(stride) : std::string()) << ", "
+     << cache.width << ", " << pointer(Slot{Slot::Kind::Offset}) << ", " << rows << ", "
      << extent(BufferShape::kTokens) << ", " << stride << ");\n";
 }
 
@@ -63,7 +73,7 @@ std::string ExecutorWriter::pointer(const Slot &slot) const {
     case Slot::Kind::SourceLength:
       return "s.sourceLength";
     case Slot::Kind::Cache:
-      return "s.cache + " + std::to_string(plan.caches[slot.index].offset);
+      return "s.cache + " + std::to_string(plan.caches[slot.index].rowsOffset());
     default:
       break;
     }
@@ -266,6 +276,11 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
     if (arg.slot.strided())
       os << ", " << arg.slot.rowStride;
     os << ");\n";
+    // A cache bounded by a window holds positions from its header's on:
+    // the view's rows are those positions (the kernel's key coordinates).
+    if (arg.slot.kind == Slot::Kind::Cache && plan.caches[arg.slot.index].ring())
+      os << "      a" << a << ".startAt(ringFirstPosition(s.cache + "
+         << plan.caches[arg.slot.index].offset << "));\n";
   }
 }
 

@@ -199,7 +199,10 @@ void ExecutorWriter::profileSlots() {
 }
 
 void ExecutorWriter::run() {
-  os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n";
+  // A model whose caches hold a window's rows (tmk-window-caches) runs a
+  // sequence's tokens in chunks the caches have room for.
+  const char *name = plan.runChunk > 0 ? "runChunk" : "run";
+  os << "int " << name << "(const tmr_run_args *args, char *err, size_t errLen) {\n";
   prologue();
   if (plan.hasEncode) {
     // A source is encoded once, by its sequence's first run (with the
@@ -212,6 +215,10 @@ void ExecutorWriter::run() {
   os << "  {\n";
   phase(KernelCall::Phase::Step);
   os << "  }\n  runOutput.finish();\n  return 0;\n}\n\n";
+  if (plan.runChunk > 0)
+    os << "int run(const tmr_run_args *args, char *err, size_t errLen) {\n"
+       << "  return runInChunks(*args, kModel, " << plan.runChunk
+       << ", runChunk, err, errLen);\n}\n\n";
 }
 
 /// The checks of the arguments, the output and the prepared weights.

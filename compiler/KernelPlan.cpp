@@ -75,6 +75,8 @@ void printKernelPlan(const KernelPlan &plan, llvm::raw_ostream &os) {
         stored.insert(cache.precision);
     if (!stored.empty())
       os << " (" << llvm::join(stored, ", ") << " rows)";
+    if (plan.runChunk > 0)
+      os << ", runs of up to " << plan.runChunk << " tokens";
   }
   os << "\n\nkernels:\n";
   for (size_t i = 0; i < plan.kernels.size(); ++i) {

@@ -15,6 +15,7 @@
 #include "compiler/KernelDesc.h"
 #include "compiler/Schedule.h"
 #include "frontend/Manifest.h"
+#include "runtime/tmr_abi.h"
 
 #include <cstdint>
 #include <string>
@@ -114,8 +115,18 @@ struct CacheDesc {
   int64_t capacity = 0;
   int64_t offset = 0;            ///< bytes from the start of the model's cache memory
   std::string precision = "f32"; ///< "f32", "f16" or "bf16"
+  /// A cache bounded by its readers' window (tmk-window-caches): the
+  /// positions before a run it keeps; -1 for a cache that keeps every row.
+  /// Its memory starts with a header of TMR_RING_HEADER_BYTES (the position
+  /// of its first row, runtime/window_cache.cpp), then the rows.
+  int64_t keep = -1;
+  bool ring() const { return keep >= 0; }
   int64_t elementBytes() const { return precision == "f32" ? 4 : 2; }
-  int64_t bytes() const { return width * capacity * elementBytes(); }
+  int64_t bytes() const {
+    return (ring() ? TMR_RING_HEADER_BYTES : 0) + width * capacity * elementBytes();
+  }
+  /// Bytes from the model's cache memory to the first row.
+  int64_t rowsOffset() const { return offset + (ring() ? TMR_RING_HEADER_BYTES : 0); }
 };
 
 struct KernelPlan {
@@ -124,6 +135,10 @@ struct KernelPlan {
   std::vector<CacheDesc> caches;
   std::vector<JoinedWeight> joined; ///< Slot::Kind::Joined weights
   int64_t cacheBytes = 0;           ///< all caches together, each starting 64-byte aligned
+  /// The most tokens one run of a sequence may carry (tmk.run_chunk: the
+  /// model has caches bounded by a window); 0: any up to max_seq. The
+  /// executable runs longer ones in consecutive chunks.
+  int64_t runChunk = 0;
   int64_t arenaWidth = 0;   ///< arena size in units of T floats
   bool hasEncode = false;   ///< an encoder-decoder model: @encode runs first
   int64_t encodeArenaWidth = 0; ///< @encode's arena in units of S floats

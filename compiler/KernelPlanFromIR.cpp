@@ -11,7 +11,7 @@
 #include "compiler/KernelPlanFromIR.h"
 
 #include "dialects/tm/TMOps.h"
-#include "dialects/tmk/TMKOps.h"
+#include "dialects/tmk/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -292,9 +292,12 @@ private:
   }
 
   void planAppend(tmk::CacheAppendOp append, KernelCall::Phase phase) {
-    CacheDesc cache{append.getName().str(), width(append.getResult()),
+    CacheDesc cache{append.getName().str(),
+                    width(append.getResult()),
                     static_cast<int64_t>(append.getCapacity()), // <= kMaxExtent (verifier)
-                    out.cacheBytes, append.getPrecision().value_or("f32").str()};
+                    out.cacheBytes,
+                    append.getPrecision().value_or("f32").str(),
+                    append.getKeep() ? static_cast<int64_t>(*append.getKeep()) : -1};
     // Every cache starts at a whole vector, whatever the 16-bit ones before it hold.
     out.cacheBytes += (cache.bytes() + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
     Slot cacheSlot{Slot::Kind::Cache, static_cast<int64_t>(out.caches.size()), cache.width};
@@ -391,9 +394,15 @@ LogicalResult verifyWeights(ModuleOp module, const std::vector<TensorSpec> &tens
 }
 
 LogicalResult verifyCacheCapacities(ModuleOp module, int64_t maxSeq) {
+  auto chunk = module->getAttrOfType<IntegerAttr>("tmk.run_chunk");
   WalkResult walk = module.walk([&](Operation *op) {
     if (!isa<tm::CacheAppendOp, tm::CacheReadOp, tmk::CacheAppendOp, tmk::CacheReadOp>(op))
       return WalkResult::advance();
+    // A cache bounded by its window (tmk-window-caches) holds fewer rows.
+    if (auto append = dyn_cast<tmk::CacheAppendOp>(op); append && append.getKeep())
+      return failed(tmk::verifyWindowCache(append, chunk ? chunk.getInt() : 0))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
     if (capacity && capacity.getInt() == maxSeq)
       return WalkResult::advance();
@@ -413,6 +422,8 @@ FailureOr<KernelPlan> formKernels(ModuleOp module, const std::vector<TensorSpec>
     return module.emitError("no func.func @forward to compile"), failure();
 
   KernelPlan plan;
+  if (auto chunk = module->getAttrOfType<IntegerAttr>("tmk.run_chunk"))
+    plan.runChunk = chunk.getInt();
   std::map<std::string, size_t> kernelByName;
   std::map<std::string, size_t> caches;
   if (auto encode = module.lookupSymbol<func::FuncOp>("encode")) {

@@ -78,6 +78,15 @@ struct View {
   View(const View &) = delete;
   View &operator=(const View &) = delete;
   halide_buffer_t *get() { return &buffer; }
+  /// The outermost dimension, made of extent rows from coordinate 0, now
+  /// starts at coordinate `first`, which the data pointer's row holds: a
+  /// cache bounded by a window (ringFirstPosition) holds positions from
+  /// `first` on, and the kernel reads keys by position.
+  void startAt(int32_t first) {
+    halide_dimension_t &rows = dims[buffer.dimensions - 1];
+    rows.min = first;
+    rows.extent -= first;
+  }
 };
 
 /// How a key or value cache stores its rows (kv_cache).
@@ -88,6 +97,28 @@ enum class CacheStorage { F32, F16, BF16 };
 /// rounded to the nearest f16 or bf16 (ties to even), as `storage` says.
 void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
                      const float *rows, int32_t count, int64_t rowStride);
+
+/// A cache bounded by its readers' window (tmk-window-caches; `keep` rows
+/// before a run's first position): a header, then `capacity` rows holding
+/// consecutive positions from ringFirstPosition(cache) on. Appends the
+/// run's `count` rows at position `offset`, first moving the `keep` rows
+/// before it to the front when the run would not fit after them. Returns 0,
+/// or 1 with a message (naming cache `name`) when the cache no longer holds
+/// what the run reads: an offset behind what it moved out, or past its end.
+int appendRingRows(void *cache, CacheStorage storage, int64_t width, int64_t capacity, int64_t keep,
+                   int32_t offset, const float *rows, int32_t count, int64_t rowStride,
+                   const char *name, char *err, size_t errLen);
+
+/// The position a bounded cache's first row holds (appendRingRows); its
+/// rows start TMR_RING_HEADER_BYTES after `cache`.
+int32_t ringFirstPosition(const void *cache);
+
+/// Runs `args` through `runChunk` with at most `chunk` tokens per sequence
+/// and run (a model whose caches hold a window's rows): a longer sequence's
+/// tokens in consecutive runs, their output rows where one run would write
+/// them. A batch with such a sequence runs its sequences one by one.
+int runInChunks(const tmr_run_args &args, const tmr_model_desc &model, int64_t chunk,
+                tmr_run_fn runChunk, char *err, size_t errLen);
 
 /// Writes printf-style `format` into `err` (`errLen` bytes) and returns 1,
 /// the status of a failed run or prepare().

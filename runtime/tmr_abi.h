@@ -23,6 +23,13 @@ extern "C" {
  * tokens, segment ids and output may be anywhere. */
 #define TMR_BUFFER_ALIGNMENT 128
 
+/* A key/value cache that only sliding-window attention reads holds the
+ * window's rows and one run's, not max_seq (docs/architecture.md, "Caches
+ * bounded by a window"); its part of the cache memory starts with a header
+ * of this many bytes (the position its first row holds). run() feeds a
+ * longer run to such a model in chunks itself. */
+#define TMR_RING_HEADER_BYTES 64
+
 /* I8 and U8 hold pre-quantized weights (`tmc quantize`), never a manifest's dtype. */
 typedef enum tmr_dtype { TMR_F32 = 0, TMR_F16 = 1, TMR_BF16 = 2, TMR_I8 = 3, TMR_U8 = 4 } tmr_dtype;
 
@@ -77,7 +84,8 @@ typedef struct tmr_run_args {
   const int32_t *source_tokens; /* encoder-decoder: the source, read when offset == 0 */
   int64_t num_source_tokens;  /* encoder-decoder: the source's length, on every run */
   void *cache;                /* [cache_bytes] zeroed, caller-owned, kept across a sequence's
-                                 runs: f32, f16 or bf16 rows, as each cache stores them */
+                                 runs: f32, f16 or bf16 rows, as each cache stores them (a
+                                 cache bounded by a window after its header) */
   float *output;              /* [output rows, output_width], caller-owned; rows = num_tokens,
                                  or output_rows (per sequence) when that is non-zero */
   int32_t num_threads;        /* 0: the compiled default (all cores unless set) */

@@ -49,8 +49,8 @@ Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &l
 }
 
 std::pair<Expr, Expr> visibleKeys(const MaskDesc &mask, const Expr &pos, const Expr &length,
-                                  const Expr &keys) {
-  Expr first = 0, last = keys - 1;
+                                  const Expr &stored, const Expr &keys) {
+  Expr first = stored, last = keys - 1;
   if (mask.causal)
     last = min(last, pos);
   if (mask.padding)

@@ -30,13 +30,14 @@ Halide::Expr alibiBias(const MaskDesc &mask, int64_t heads, const Halide::Expr &
 Halide::Expr allowed(const MaskDesc &mask, const Halide::Expr &pos, const Halide::Expr &j,
                      const Halide::Expr &length);
 
-/// The keys [first, last] that query position `pos` can see at all, when the
-/// mask makes them one interval (causal, padding, windows); with globals or
-/// random keys, the causal/padding interval alone. Both ends are
-/// non-decreasing in `pos`, so a tile of queries sees at most
-/// [first(first query), last(last query)].
+/// The keys [first, last] that query position `pos` can see at all, of the
+/// positions [stored, keys) the keys buffer holds, when the mask makes them
+/// one interval (causal, padding, windows); with globals or random keys, the
+/// causal/padding interval alone. Both ends are non-decreasing in `pos`, so
+/// a tile of queries sees at most [first(first query), last(last query)].
 std::pair<Halide::Expr, Halide::Expr> visibleKeys(const MaskDesc &mask, const Halide::Expr &pos,
                                                   const Halide::Expr &length,
+                                                  const Halide::Expr &stored,
                                                   const Halide::Expr &keys);
 
 } // namespace tmc::halide

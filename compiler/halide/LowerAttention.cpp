@@ -30,15 +30,20 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   ImageParam k = makeInput(sig[1], "key");   // (d, g, j)
   ImageParam v = makeInput(sig[2], "value"); // (d, g, j)
   Param<int32_t> length("length");           // padding: valid keys
-  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  // Key and value rows are addressed by position, [stored, keys): a cache
+  // bounded by a window holds them from its first position on (its view
+  // starts there, View::startAt), any other from 0.
+  k.dim(2).set_min(Expr());
+  v.dim(2).set_min(k.dim(2).min());
+  Expr queries = q.dim(2).extent(), stored = k.dim(2).min(), keys = stored + k.dim(2).extent();
 
   Var d("d"), h("h"), i("i"), j("j");
   RDom rd(0, headDim, "rd");
 
   // Scores past the last key (vector padding) read a clamped key and are
-  // never consumed: the reductions below run over [0, keys) only.
+  // never consumed: the reductions below run over [stored, keys) only.
   Func keysT("keys_t");
-  keysT(j, d, h) = keyValueElement(k(d, h / group, clamp(j, 0, keys - 1)), kernel);
+  keysT(j, d, h) = keyValueElement(k(d, h / group, clamp(j, stored, keys - 1)), kernel);
   Func score("score");
   score(j, i, h) = 0.0f;
   score(j, i, h) += q(rd, h, i) * keysT(j, rd, h);
@@ -57,24 +62,24 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   // last), the same key under the predicate, lets bounds inference see that
   // a query tile needs only the keys its queries can see, so the scores and
   // weights of fully masked keys are never computed either.
-  auto [firstKey, lastKey] = visibleKeys(kernel.mask, pos, length, keys);
+  auto [firstKey, lastKey] = visibleKeys(kernel.mask, pos, length, stored, keys);
   auto seen = [&](RDom &r) {
     r.where(r >= firstKey && r <= lastKey);
     return clamp(r, firstKey, lastKey);
   };
-  RDom rSeen(0, keys, "r_seen");
+  RDom rSeen(stored, keys - stored, "r_seen");
   Expr seenKey = seen(rSeen);
   Func rowMax("row_max");
   rowMax(i, h) = Float(32).min();
   rowMax(i, h) = max(rowMax(i, h), masked(seenKey, i, h));
   Func weight("weight");
   weight(j, i, h) = select(visible(j, i), exp(masked(j, i, h) - rowMax(i, h)), 0.0f);
-  RDom rSum(0, keys, "r_sum");
+  RDom rSum(stored, keys - stored, "r_sum");
   Expr sumKey = seen(rSum);
   Func rowSum("row_sum");
   rowSum(i, h) = 0.0f;
   rowSum(i, h) += weight(sumKey, i, h);
-  RDom rAcc(0, keys, "r_acc");
+  RDom rAcc(stored, keys - stored, "r_acc");
   Expr accKey = seen(rAcc);
   Func acc("acc");
   acc(d, i, h) = 0.0f;

@@ -44,8 +44,12 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   ImageParam k = makeInput(sig[1], "key");   // (d, g, j)
   ImageParam v = makeInput(sig[2], "value"); // (d, g, j)
   Param<int32_t> length("length");           // padding: valid keys
-  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
-  Expr blocks = (keys + block - 1) / block;
+  // Key and value rows are addressed by position, [stored, keys)
+  // (LowerAttention.cpp).
+  k.dim(2).set_min(Expr());
+  v.dim(2).set_min(k.dim(2).min());
+  Expr queries = q.dim(2).extent(), stored = k.dim(2).min(), keys = stored + k.dim(2).extent();
+  Expr blocks = (keys + block - 1) / block, firstBlock = stored / block;
   // Query tiles shrink to the queries there are: a decoding step (one
   // query) computes one row, not a tile of copies.
   Expr tile = min(tileSize, queries);
@@ -59,7 +63,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // past the end read the last one and are masked below. key_rows is the
   // keys as stored, staged per square tile of the transpose.
   Func keyRows("key_rows"), keysT("keys_t");
-  keyRows(d, jj, h, kb) = keyValueElement(k(d, h / group, clamp(key, 0, keys - 1)), kernel);
+  keyRows(d, jj, h, kb) = keyValueElement(k(d, h / group, clamp(key, stored, keys - 1)), kernel);
   keysT(jj, d, h, kb) = keyRows(d, jj, h, kb);
   RDom rd(0, headDim, "rd");
   Func score("score");
@@ -85,7 +89,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   blockSum(i, h, kb) = 0.0f;
   blockSum(i, h, kb) += weight(rj, i, h, kb);
   Func blockAcc("block_acc");
-  Expr rKey = clamp(kb * block + rj, 0, keys - 1);
+  Expr rKey = clamp(kb * block + rj, stored, keys - 1);
   blockAcc(c, i, h, kb) = 0.0f;
   blockAcc(c, i, h, kb) += weight(rj, i, h, kb) * keyValueElement(v(c, h / group, rKey), kernel);
 
@@ -97,10 +101,10 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // The features are a reduction variable rather than a pure one because
   // Halide lets only a reduction variable read the state at another
   // feature: every feature reads the running maximum of the last one.
-  RDom ru(0, headDim, 0, blocks, "ru");
+  RDom ru(0, headDim, firstBlock, blocks - firstBlock, "ru");
   RVar rc = ru.x, rb = ru.y;
-  Expr firstKey = visibleKeys(mask, firstPos, length, keys).first;
-  Expr lastKey = visibleKeys(mask, lastPos, length, keys).second;
+  Expr firstKey = visibleKeys(mask, firstPos, length, stored, keys).first;
+  Expr lastKey = visibleKeys(mask, lastPos, length, stored, keys).second;
   Expr inRange = rb >= firstKey / block && rb <= lastKey / block;
   // Whether the walk of the tile whose queries sit at [tileFirst, tileLast]
   // visits block `kb`, with globals or random keys in the mask.
@@ -111,19 +115,19 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     // not make a block visited: each query gathers its own below (a tile's
     // 32 queries drawing 3 keys each would otherwise visit up to 96 blocks,
     // nearly all of them past a few thousand keys).
-    walkVisits = [&mask, &length, &keys, block](Expr kb, Expr tileFirst, Expr tileLast) {
+    walkVisits = [&mask, &length, &stored, &keys, block](Expr kb, Expr tileFirst, Expr tileLast) {
       MaskDesc bounds = mask;
       bounds.window = bounds.dilated = 0;
       bounds.globals.clear();
       bounds.randomPerRow = 0;
-      Expr boundLast = visibleKeys(bounds, tileLast, length, keys).second;
+      Expr boundLast = visibleKeys(bounds, tileLast, length, stored, keys).second;
       Expr seen = Internal::const_false();
       if (mask.window > 0 || mask.dilated > 0) {
         MaskDesc windows = mask;
         windows.globals.clear();
         windows.randomPerRow = 0;
-        Expr wFirst = visibleKeys(windows, tileFirst, length, keys).first;
-        Expr wLast = visibleKeys(windows, tileLast, length, keys).second;
+        Expr wFirst = visibleKeys(windows, tileFirst, length, stored, keys).first;
+        Expr wLast = visibleKeys(windows, tileLast, length, stored, keys).second;
         seen = seen || (kb >= wFirst / block && kb <= wLast / block);
       }
       for (int64_t token : mask.globals) {
@@ -190,7 +194,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     Expr tileLast = keys - queries + min((iq / tile) * tile + tile - 1, queries - 1);
     drawnValid(r, i) = key < keys && allowed(mask, posI, key, length) && !repeated &&
                        !walkVisits(key / block, tileFirst, tileLast);
-    Expr row = clamp(key, 0, keys - 1);
+    Expr row = clamp(key, stored, keys - 1);
     drawnScore(r, i, h) = 0.0f;
     drawnScore(r, i, h) += q(rd, h, iq) * keyValueElement(k(rd, h / group, row), kernel);
     Expr logitR = drawnScore(r, i, h) * static_cast<float>(kernel.scale);
@@ -204,7 +208,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
         select(drawnValid(r, i), exp(drawnLogit(r, i, h) - drawnMax(i, h)), 0.0f);
     drawnSum(i, h) = 0.0f;
     drawnSum(i, h) += drawnWeight(rDraw, i, h);
-    Expr drawnRow = clamp(drawnKey(rDraw, i), 0, keys - 1);
+    Expr drawnRow = clamp(drawnKey(rDraw, i), stored, keys - 1);
     drawnAcc(c, i, h) = 0.0f;
     drawnAcc(c, i, h) +=
         drawnWeight(rDraw, i, h) * keyValueElement(v(c, h / group, drawnRow), kernel);

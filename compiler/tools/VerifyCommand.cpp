@@ -186,6 +186,30 @@ tmr::TraceRecord columns(const tmr::TraceRecord &record, int64_t column, int64_t
   return part;
 }
 
+/// The records of a run the executable fed in chunks (a model whose caches
+/// hold a window's rows: KernelPlan::runChunk), each call's rows joined in
+/// the order its chunks ran. Every call of such a model writes one row per
+/// token (tmk-window-caches leaves pooling models whole).
+std::vector<tmr::TraceRecord> joinChunks(std::vector<tmr::TraceRecord> records) {
+  std::vector<tmr::TraceRecord> joined;
+  std::map<int32_t, size_t> byCall;
+  for (tmr::TraceRecord &record : records) {
+    auto [it, first] = byCall.try_emplace(record.call, joined.size());
+    if (first) {
+      joined.push_back(std::move(record));
+      continue;
+    }
+    tmr::TraceRecord &into = joined[it->second];
+    if (into.width != record.width) // not chunks of one call: left apart
+      joined.push_back(std::move(record));
+    else {
+      into.rows += record.rows;
+      into.values.insert(into.values.end(), record.values.begin(), record.values.end());
+    }
+  }
+  return joined;
+}
+
 Comparison compare(const ref::Tap &tap, size_t call, const tmr::TraceRecord &record) {
   Comparison result{tap.name, call, 0, 0, ""};
   if (record.rows != tap.rows || record.width != tap.cols) {
@@ -410,6 +434,8 @@ int verifyCommand(int argc, char **argv) {
   std::vector<tmr::TraceRecord> records;
   if (!tmr::readTrace(dir + "/trace.bin", &records, &error))
     return reportError(makeError(error));
+  if (plan.runChunk > 0 && static_cast<int64_t>(inputs.tokens.size()) > plan.runChunk)
+    records = joinChunks(std::move(records));
   std::map<ValueKey, std::string> fused = fusedValues(plan);
 
   // A fused projection's call holds several values side by side (q, k, v):

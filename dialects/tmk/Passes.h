@@ -15,9 +15,17 @@ namespace tmc::tmk {
 #include "dialects/tmk/Passes.h.inc"
 
 /// tm-lower-to-kernels -> tmk-tied-table-precision -> tmk-dedup ->
-/// tmk-decode-variants -> tmk-plan-buffers: what `tmc compile` runs between
-/// the `tm-opt` and `kernels` stages. `explain` turns on every pass's remarks.
+/// tmk-decode-variants -> tmk-window-caches -> tmk-plan-buffers: what `tmc
+/// compile` runs between the `tm-opt` and `kernels` stages. `explain` turns
+/// on every pass's remarks.
 void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false);
+
+/// Checks a cache that tmk-window-caches bounded (`keep`), as a module read
+/// back from text may have it: only attention whose window sees at most
+/// `keep` earlier positions reads it, its function runs exactly in chunks,
+/// and it holds keep + `runChunk` rows (the module's tmk.run_chunk, 0 when
+/// absent). Emits the error at the op.
+mlir::LogicalResult verifyWindowCache(CacheAppendOp append, int64_t runChunk);
 
 /// Registers the passes and the named pipeline `tmk-plan` with MLIR's
 /// registry so that tmc-opt and --pass-pipeline can name them.

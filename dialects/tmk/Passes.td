@@ -74,6 +74,35 @@ def TMKDecodeVariants : Pass<"tmk-decode-variants", "::mlir::ModuleOp"> {
   ];
 }
 
+def TMKWindowCaches : Pass<"tmk-window-caches", "::mlir::ModuleOp"> {
+  let summary = "Bound the caches of windowed attention by their window";
+  let description = [{
+    A key or value cache that only sliding-window attention reads (a
+    decoder's `sliding_window` or `dilated` mask with no global or random
+    term and no padding) is read at most `window - 1` positions before a
+    run's first token. Such a cache gets `keep = window - 1` and a capacity
+    of keep + C rows instead of max_seq: it holds the kept rows and one
+    run's, and moves the kept ones to its front when the next run would not
+    fit. The module gets `tmk.run_chunk = C`, the most tokens one run of a
+    sequence may carry; the executable feeds longer runs in consecutive
+    chunks. C is max(the largest window, min(256, max_seq / 4)): long
+    prompts still run as GEMMs of hundreds of rows. A module where a chunk
+    would change what a run computes (pooling, a Linformer projection, a
+    padded self-attention) keeps its caches whole, as does a cache that
+    keep + C would not make smaller.
+
+    ```mlir
+    %k = tmk.cache_append %x at %offset {capacity = 4096 : i64, name = "layers.0.k"}
+    // read only by attention with #tm.mask<causal = true, decoder = true, window = 256>:
+    %k = tmk.cache_append %x at %offset {capacity = 511 : i64, keep = 255 : i64, name = "layers.0.k"}
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at every cache bounded by a window">
+  ];
+}
+
 def TMKPlanBuffers : Pass<"tmk-plan-buffers", "::mlir::func::FuncOp"> {
   let summary = "Assign arena offsets from live ranges, in place where legal";
   let description = [{

@@ -290,7 +290,13 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult CacheAppendOp::verify() {
-  return tmc::tm::verifyCache(*this, getName(), getCapacity(), getPrecision());
+  if (failed(tmc::tm::verifyCache(*this, getName(), getCapacity(), getPrecision())))
+    return failure();
+  if (std::optional<int64_t> keep = getKeep();
+      keep && (*keep < 0 || *keep >= static_cast<int64_t>(getCapacity())))
+    return emitOpError("keeps ") << *keep << " earlier rows in a capacity of " << getCapacity()
+                                 << "; 0 <= keep < capacity";
+  return success();
 }
 
 LogicalResult ConcatOp::verify() {

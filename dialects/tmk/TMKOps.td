@@ -129,6 +129,10 @@ def TMK_CacheAppendOp : TMK_Op<"cache_append", [MemoryEffects<[MemRead, MemWrite
     already there (a decoding step's keys are the cache's P + T rows).
     `precision` ("f16" or "bf16"; f32 when absent) is the cache's storage:
     rows are rounded to it as they are copied in (tm.cache_append).
+    `keep` (tmk-window-caches) bounds it by its readers' window: the
+    attention that reads it sees at most `keep` positions before a run's
+    first token, so it holds those and the run's rows in `capacity` rows,
+    moving the kept ones to its front when the next run would not fit.
 
     ```mlir
     %keys = tmk.cache_append %k at %offset {name = "decoder.layers.0.self_attn.k", capacity = 64 : i64}
@@ -136,7 +140,7 @@ def TMK_CacheAppendOp : TMK_Op<"cache_append", [MemoryEffects<[MemRead, MemWrite
     ```
   }];
   let arguments = (ins 2DTensorOf<[F32]>:$input, I32:$offset, StrAttr:$name, I64Attr:$capacity,
-                       OptionalAttr<StrAttr>:$precision);
+                       OptionalAttr<StrAttr>:$precision, OptionalAttr<I64Attr>:$keep);
   let results = (outs 2DTensorOf<[F32]>:$result);
   let assemblyFormat = "$input `at` $offset attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

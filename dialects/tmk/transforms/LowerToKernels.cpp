@@ -186,7 +186,8 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
     } else if (auto append = dyn_cast<tm::CacheAppendOp>(op)) {
       replacement = b.create<tmk::CacheAppendOp>(
           op->getLoc(), append.getType(), append.getInput(), append.getOffset(),
-          append.getNameAttr(), append.getCapacityAttr(), append.getPrecisionAttr());
+          append.getNameAttr(), append.getCapacityAttr(), append.getPrecisionAttr(),
+          /*keep=*/nullptr);
     } else if (auto read = dyn_cast<tm::CacheReadOp>(op)) {
       replacement = b.create<tmk::CacheReadOp>(op->getLoc(), read.getType(), read.getNameAttr(),
                                                read.getCapacityAttr(), read.getPrecisionAttr());

@@ -11,6 +11,7 @@ void tmc::tmk::buildKernelPipeline(OpPassManager &pm, bool explain) {
   pm.addPass(createTMKTiedTablePrecision({explain}));
   pm.addPass(createTMKDedup({explain}));
   pm.addPass(createTMKDecodeVariants({explain}));
+  pm.addPass(createTMKWindowCaches({explain}));
   pm.nest<func::FuncOp>().addPass(createTMKPlanBuffers({explain}));
 }
 

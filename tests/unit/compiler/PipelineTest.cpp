@@ -201,6 +201,47 @@ TEST(Pipeline, ASavedStageGivesTheSamePlanAsItsSpec) {
   EXPECT_EQ((*fromIR)->plan.model.name, fromSpec->plan.model.name);
 }
 
+/// A decoder of max_seq `maxSeq` whose layers see `mask`.
+std::string decoderSpec(int64_t maxSeq, const std::string &mask) {
+  return "model long_decoder {\n  vocab = 96\n  d_model = 32\n  max_seq = " +
+         std::to_string(maxSeq) +
+         "\n  position = rope\n  output = lm_head(tied = false)\n  decoder {\n    layers = 2\n"
+         "    heads = 4\n    d_ff = 64\n    ffn = gelu\n    norm = pre(rmsnorm(eps = 1e-5))\n"
+         "    final_norm = rmsnorm(eps = 1e-5)\n    mask = " +
+         mask + "\n  }\n}\n";
+}
+
+TEST(Pipeline, CachesOfWindowedAttentionDoNotGrowWithMaxSeq) {
+  // Key/value caches of a 64-key sliding window hold its 63 earlier rows and
+  // a run of 256, whatever max_seq; a causal decoder's hold max_seq rows.
+  std::map<int64_t, int64_t> windowed, causal;
+  for (int64_t maxSeq : {1024, 16384}) {
+    PipelineOptions options;
+    options.input =
+        writeTemp("window.tm", decoderSpec(maxSeq, "causal + sliding_window(size = 64)"));
+    std::unique_ptr<PlannedModel> model = plan(options);
+    ASSERT_TRUE(model);
+    EXPECT_EQ(model->plan.runChunk, 256);
+    ASSERT_EQ(model->plan.caches.size(), 4u); // k and v of 2 layers
+    for (const CacheDesc &cache : model->plan.caches) {
+      EXPECT_EQ(cache.keep, 63) << cache.name;
+      EXPECT_EQ(cache.capacity, 63 + 256) << cache.name;
+    }
+    windowed[maxSeq] = model->plan.cacheBytes;
+
+    options.input = writeTemp("causal.tm", decoderSpec(maxSeq, "causal"));
+    model = plan(options);
+    ASSERT_TRUE(model);
+    EXPECT_EQ(model->plan.runChunk, 0);
+    for (const CacheDesc &cache : model->plan.caches)
+      EXPECT_FALSE(cache.ring()) << cache.name;
+    causal[maxSeq] = model->plan.cacheBytes;
+  }
+  EXPECT_EQ(windowed[1024], windowed[16384]);
+  EXPECT_EQ(windowed[1024], 4 * (TMR_RING_HEADER_BYTES + 319 * 32 * 4));
+  EXPECT_EQ(causal[16384], 16 * causal[1024]);
+}
+
 TEST(Pipeline, SpecErrorsAreDiagnosedOnce) {
   PipelineOptions options;
   options.input = writeTemp("bad.tm", "model broken { vocab = 0 }\n");

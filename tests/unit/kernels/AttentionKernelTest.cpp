@@ -8,8 +8,10 @@
 // targets, and compares with a naive double attention whose mask is
 // frontend/Masks.h's maskAllows (the contract's one definition), for prefill
 // (T = 1, 37, 150: several key blocks, a partial last one), a decoding step
-// (1 query against 70 keys) and a chunk (3 queries against 50 keys):
-// max |y - ref| / max |ref| <= 1e-5.
+// (1 query against 70 keys) and a chunk (3 queries against 50 keys), and
+// under a decoder's window a step and a chunk given only the keys a cache
+// bounded by the window holds (positions from 128 or 130, say: a buffer
+// whose rows start there): max |y - ref| / max |ref| <= 1e-5.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,15 +153,27 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   struct Shape {
     int queries, keys, length;
+    /// The first position the keys buffer holds: a cache bounded by a
+    /// window (tmk-window-caches) keeps the W - 1 before the first query.
+    int stored = 0;
   };
+  // A decoder's window with nothing that reaches further back: the windowed
+  // shapes below give the kernel only the keys such a cache holds.
+  const MaskDesc &m = kernel.mask;
+  const int window = m.decoder && m.causal && !m.padding && m.globals.empty() && m.randomPerRow == 0
+                         ? static_cast<int>(std::max(m.window, m.dilated))
+                         : 0;
   // One Func, so that the pipeline is JIT-compiled once for every shape.
   Halide::Func out = lowered.output;
-  for (Shape shape : {Shape{1, 1, 1}, Shape{37, 37, 30}, Shape{150, 150, 141}, Shape{1, 70, 70},
-                      Shape{3, 50, 50}}) {
+  for (Shape shape :
+       {Shape{1, 1, 1}, Shape{37, 37, 30}, Shape{150, 150, 141}, Shape{1, 70, 70}, Shape{3, 50, 50},
+        Shape{3, 150, 150, 150 - 3 - (window - 1)}, Shape{1, 150, 150, 150 - 1 - (window - 1)}}) {
     // Only the shapes the mask admits: a padded encoder never decodes, and
     // without causal a decoding step would see later keys (the reference
     // below handles it, but the contract never asks for it).
     if (shape.queries != shape.keys && !mc.decoder)
+      continue;
+    if (shape.stored != 0 && (window == 0 || shape.stored < 0))
       continue;
     const int Tq = shape.queries, Tk = shape.keys;
     const int length = kernel.mask.padding ? shape.length : Tk;
@@ -167,8 +181,13 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
     for (Halide::Buffer<float> *b : {&q, &k, &v})
       b->for_each_value([&](float &x) { x = dist(rng); });
     params.at("query").set_buffer(Halide::Buffer<>(q));
-    params.at("key").set_buffer(Halide::Buffer<>(k));
-    params.at("value").set_buffer(Halide::Buffer<>(v));
+    // Positions [stored, Tk) of the keys and values, at their positions
+    // (copies: Halide::Buffer's crop changes the buffer it shares).
+    Halide::Buffer<float> kStored = k.copy(), vStored = v.copy();
+    kStored.crop(2, shape.stored, Tk - shape.stored);
+    vStored.crop(2, shape.stored, Tk - shape.stored);
+    params.at("key").set_buffer(Halide::Buffer<>(kStored));
+    params.at("value").set_buffer(Halide::Buffer<>(vStored));
     if (kernel.mask.padding)
       params.at("length").set_scalar<int32_t>(length);
     Halide::Buffer<float> y = out.realize({D, H, Tq}, tt.halide);
@@ -207,8 +226,8 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
           maxRef = std::max(maxRef, std::abs(ref));
         }
       }
-    EXPECT_LE(maxDiff / maxRef, 1e-5) << mc.name << " " << sc.name << " on " << targetName
-                                      << ": " << Tq << " queries, " << Tk << " keys";
+    EXPECT_LE(maxDiff / maxRef, 1e-5) << mc.name << " " << sc.name << " on " << targetName << ": "
+                                      << Tq << " queries, " << Tk << " keys from " << shape.stored;
   }
 }
 

@@ -261,3 +261,11 @@ func.func @cache_append_precision(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?
   %k = tmk.cache_append %x at %offset {capacity = 16 : i64, name = "k", precision = "fp16"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
   return %k : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @cache_append_keep(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tmk.cache_append' op keeps 16 earlier rows in a capacity of 16; 0 <= keep < capacity}}
+  %k = tmk.cache_append %x at %offset {capacity = 16 : i64, keep = 16 : i64, name = "k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return %k : tensor<?x8xf32>
+}
