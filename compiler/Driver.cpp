@@ -353,7 +353,8 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
 
   // Stages: obj, exe. A multi-ISA target has one executor per variant (each
   // packs weights into its own kernels' layout) and a dispatcher between them.
-  ExecutorOptions executorOptions{options.threads, target, options.trace, options.maxBatch};
+  ExecutorOptions executorOptions{options.threads, target, options.trace, options.maxBatch,
+                                  options.rowBlock};
   std::vector<std::pair<std::string, std::string>> sources; // name, text
   if (target.variants.empty()) {
     sources.emplace_back("executor", generateExecutor(plan, executorOptions));

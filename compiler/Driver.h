@@ -24,6 +24,7 @@ struct CompileOptions {
   unsigned optLevel = 2;
   int threads = 0;              ///< default thread count baked into the executable
   int maxBatch = 16;            ///< sequences one run may carry (tmr_model_desc.max_batch)
+  int rowBlock = 0;             ///< --row-block (ExecutorOptions::rowBlock)
   bool printIRAfterAll = false;
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)

@@ -11,6 +11,7 @@
 
 #include "compiler/Schedule.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -129,6 +130,80 @@ bool ExecutorWriter::perSequence(const KernelCall &call) const {
   return false;
 }
 
+/// Whether `call` may run in row blocks (rowBlocks): a kernel over the run's
+/// token rows whose arguments are weights or per-token rows, each output row
+/// reading its own input rows only.
+bool ExecutorWriter::blockable(const KernelCall &call) const {
+  if (gpu || options.rowBlock <= 0 || call.kind != KernelCall::Kind::Kernel || perSequence(call) ||
+      lastRowSliced(call))
+    return false;
+  const int packedArg = plan.kernels[call.kernel].packedArgument();
+  for (size_t a = 0; a < call.args.size(); ++a) {
+    const CallArg &arg = call.args[a];
+    if (arg.shape.isScalar || isWeight(arg.slot) || static_cast<int>(a) == packedArg)
+      continue;
+    if (arg.shape.extents.empty() || arg.shape.extents.back() != BufferShape::kTokens)
+      return false;
+  }
+  return true;
+}
+
+/// One past the last call of the row-block group that starts at `begin`:
+/// consecutive blockable calls of `phase`, as long as running them block by
+/// block computes what running each over all rows does. The arena plan
+/// (tmk-plan-buffers) lets a call write over a value that an earlier call
+/// read last; run in blocks, the earlier call still reads that value's
+/// later rows after the write. That is harmless only where the write lands
+/// on the same rows (the same offset and row stride: a value written in
+/// place of another), so the group ends before any other such write.
+size_t ExecutorWriter::rowBlockEnd(size_t begin, KernelCall::Phase phase) const {
+  struct Rows {
+    int64_t first, last, stride; // arena units (T floats): [first, last), stride per row
+  };
+  auto rowsOf = [](const Slot &slot) {
+    const int64_t stride = slot.rowStride ? slot.rowStride : slot.width;
+    return Rows{slot.index, slot.index + stride, stride};
+  };
+  std::vector<Rows> read;
+  size_t end = begin;
+  for (; end < plan.calls.size(); ++end) {
+    const KernelCall &call = plan.calls[end];
+    if (call.phase != phase || !blockable(call))
+      break;
+    const Slot &out = call.args.back().slot;
+    if (out.kind == Slot::Kind::Arena) {
+      const Rows written = rowsOf(out);
+      const bool clobbers = llvm::any_of(read, [&](const Rows &r) {
+        return r.first < written.last && written.first < r.last &&
+               !(r.first == written.first && r.stride == written.stride);
+      });
+      if (clobbers)
+        break;
+    }
+    for (size_t a = 0; a + 1 < call.args.size(); ++a)
+      if (call.args[a].slot.kind == Slot::Kind::Arena)
+        read.push_back(rowsOf(call.args[a].slot));
+  }
+  return end;
+}
+
+/// Calls [begin, end) (rowBlockEnd) one block of `rowBlock` token rows at a
+/// time: a block's values stay in cache from the call that writes them to
+/// the calls that read them, where over all rows of a long run they would
+/// go out to memory and back. Each call is traced whole after the blocks.
+void ExecutorWriter::rowBlocks(size_t begin, size_t end, KernelCall::Phase phase) {
+  os << "    for (int32_t r0 = 0; r0 < T; r0 += " << options.rowBlock << ") { // " << end - begin
+     << " row-wise calls, block by block\n"
+     << "    const int32_t R = std::min<int32_t>(" << options.rowBlock << ", T - r0);\n";
+  inRowBlock = true;
+  for (size_t k = begin; k < end; ++k)
+    call(plan.calls[k], phase);
+  inRowBlock = false;
+  os << "    }\n";
+  for (size_t k = begin; k < end; ++k)
+    trace(plan.calls[k], false);
+}
+
 /// Whether one run may carry several sequences (tmr_model_desc.max_batch):
 /// models on the CPU whose values of fixed rows are each made and read
 /// inside one loop over the sequences (phase() groups consecutive
@@ -200,9 +275,9 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
   views(call, pack, sliced);
   if (std::string decode = decodeSuffix(kernel); !decode.empty())
     os << "      if (int rc = ("
-       << (sliced       ? std::string("R")
-           : inSequence ? std::string("s.tokens")
-                        : std::string("T"))
+       << (sliced || inRowBlock ? std::string("R")
+           : inSequence         ? std::string("s.tokens")
+                                : std::string("T"))
        << " == 1 ? " << name << decode << " : " << name << ")(";
   else
     os << "      if (int rc = " << name << "(";
@@ -250,7 +325,7 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
     }
     // A sliced call's per-token inputs start at row `first` (the output
     // is `out`, the caller's R rows); a sequence's, at its first row.
-    const bool rows = (sliced || inSequence) && !arg.shape.extents.empty() &&
+    const bool rows = (sliced || inSequence || inRowBlock) && !arg.shape.extents.empty() &&
                       arg.shape.extents.back() == BufferShape::kTokens;
     std::string start = pointer(arg.slot);
     if (sliced && arg.slot.kind == Slot::Kind::Output) {
@@ -262,7 +337,12 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
       int64_t row = arg.slot.strided() ? arg.slot.rowStride : 1;
       for (size_t d = 0; !arg.slot.strided() && d + 1 < arg.shape.extents.size(); ++d)
         row *= arg.shape.extents[d];
-      start = llvm::formatv("{0} + {1} * {2}", start, sliced ? "first" : "s.first", row).str();
+      start = llvm::formatv("{0} + {1} * {2}", start,
+                            sliced       ? "first"
+                            : inRowBlock ? "r0"
+                                         : "s.first",
+                            row)
+                  .str();
     }
     os << "      View a" << a << "(" << start << ", "
        << (arg.shape.isInt32    ? "halide_type_int"
@@ -270,7 +350,7 @@ void ExecutorWriter::views(const KernelCall &call, const PackedWeight *pack, boo
                                 : "halide_type_float")
        << ", {";
     llvm::interleaveComma(arg.shape.extents, os, [&](int64_t e) {
-      os << (sliced && e == BufferShape::kTokens ? std::string("R") : extent(e));
+      os << ((sliced || inRowBlock) && e == BufferShape::kTokens ? std::string("R") : extent(e));
     });
     os << "}";
     if (arg.slot.strided())

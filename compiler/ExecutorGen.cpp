@@ -261,6 +261,11 @@ void ExecutorWriter::phase(KernelCall::Phase phase) {
       continue;
     }
     if (!perSequence(calls[i])) {
+      if (size_t end = rowBlockEnd(i, phase); end > i + 1) {
+        rowBlocks(i, end, phase);
+        i = end;
+        continue;
+      }
       call(calls[i], phase);
       ++i;
       continue;
@@ -323,8 +328,9 @@ void ExecutorWriter::call(const KernelCall &call, KernelCall::Phase phase) {
     cacheAppend(call);
   else
     kernelCall(call);
-  // A per-sequence call is traced after its loop (phase()), all its rows.
-  if (!inSequence && call.kind == KernelCall::Kind::Kernel && !lastRowSliced(call))
+  // A per-sequence call is traced after its loop (phase()), all its rows; a
+  // call in row blocks after the blocks (rowBlocks).
+  if (!inSequence && !inRowBlock && call.kind == KernelCall::Kind::Kernel && !lastRowSliced(call))
     trace(call, false);
   os << "    }\n";
 }

@@ -22,6 +22,10 @@ struct ExecutorOptions {
   /// `tmc compile --max-batch`: the sequences one run may carry
   /// (tmr_model_desc.max_batch) where the model can batch them.
   int maxBatch = 16;
+  /// `tmc compile --row-block`: consecutive row-wise kernels run over blocks
+  /// of this many token rows, one block through all of them before the next
+  /// (0: each kernel over all rows). See ExecutorWriter::rowBlockEnd.
+  int rowBlock = 0;
   /// One variant of a multi-ISA build ("_avx2"): its kernels are
   /// tmk_<kernel><suffix> and its model tmr_compiled_model<suffix>(), which
   /// the dispatcher (generateDispatcher) calls. Empty: the executable's only

@@ -45,6 +45,9 @@ private:
   void trace(const KernelCall &call, bool sliced);
   bool lastRowSliced(const KernelCall &call) const;
   bool perSequence(const KernelCall &call) const;
+  bool blockable(const KernelCall &call) const;
+  size_t rowBlockEnd(size_t begin, KernelCall::Phase phase) const;
+  void rowBlocks(size_t begin, size_t end, KernelCall::Phase phase);
   bool batchable() const;
   /// A row extent as the call being written spells it (per sequence: its own).
   std::string extent(int64_t extent) const;
@@ -72,6 +75,9 @@ private:
   /// The call being written runs once per sequence of the run (inside a
   /// loop binding `s`, its SequenceRun), not once over all rows.
   bool inSequence = false;
+  /// The call being written runs over rows [r0, r0 + R) of the run's token
+  /// rows, inside a loop over blocks of them (rowBlocks).
+  bool inRowBlock = false;
 };
 
 } // namespace tmc::executorgen

@@ -119,8 +119,10 @@ std::string KernelDesc::formatName(bool legacy) const {
     std::string scaleText = legacy         ? "_s" + number(scale)
                             : defaultScale ? std::string()
                                            : "_scale" + number(scale);
-    return llvm::formatv("attention_h{0}_kv{1}_d{2}{3}_{4}{5}", heads, kvHeads, headDim, scaleText,
-                         maskName(mask), kvPrecision == "f32" ? std::string() : "_kv" + kvPrecision)
+    return llvm::formatv("attention_h{0}_kv{1}_d{2}{3}_{4}{5}{6}", heads, kvHeads, headDim,
+                         scaleText, maskName(mask),
+                         kvPrecision == "f32" ? std::string() : "_kv" + kvPrecision,
+                         windowKeys ? "_windowcache" : "")
         .str();
   }
   case KernelKind::add:

@@ -61,6 +61,9 @@ struct KernelDesc {
   /// attention: how the key/value caches it reads store their rows, "f32",
   /// "f16" or "bf16" (kv_cache); it widens each 16-bit element to f32.
   std::string kvPrecision = "f32";
+  /// attention: reads keys and values from caches bounded by its window
+  /// (tmk-window-caches), whose rows start at a position of their own.
+  bool windowKeys = false;
   MaskDesc mask;           ///< attention
   /// A decoding step runs it with one row (tmk-decode-variants): compile a
   /// one-row variant next to the tiled one. Not part of the name.

@@ -54,6 +54,7 @@ KernelDesc describe(tmk::KernelOp kernel) {
   desc.activation = kernel.getActivation().value_or("").str();
   desc.precision = kernel.getPrecision().value_or("f32").str();
   desc.kvPrecision = kernel.getKvPrecision().value_or("f32").str();
+  desc.windowKeys = kernel.getWindowKeys();
   desc.variant = kernel.getVariant().value_or("").str();
   desc.hasBias = kernel.getBias();
   desc.hasResidual = kernel.getResidual();
@@ -394,15 +395,14 @@ LogicalResult verifyWeights(ModuleOp module, const std::vector<TensorSpec> &tens
 }
 
 LogicalResult verifyCacheCapacities(ModuleOp module, int64_t maxSeq) {
-  auto chunk = module->getAttrOfType<IntegerAttr>("tmk.run_chunk");
+  // A cache bounded by its window (tmk-window-caches) holds fewer rows.
+  if (failed(tmk::verifyWindowCaches(module)))
+    return failure();
   WalkResult walk = module.walk([&](Operation *op) {
     if (!isa<tm::CacheAppendOp, tm::CacheReadOp, tmk::CacheAppendOp, tmk::CacheReadOp>(op))
       return WalkResult::advance();
-    // A cache bounded by its window (tmk-window-caches) holds fewer rows.
     if (auto append = dyn_cast<tmk::CacheAppendOp>(op); append && append.getKeep())
-      return failed(tmk::verifyWindowCache(append, chunk ? chunk.getInt() : 0))
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
+      return WalkResult::advance();
     auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
     if (capacity && capacity.getInt() == maxSeq)
       return WalkResult::advance();

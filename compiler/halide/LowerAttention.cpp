@@ -32,9 +32,12 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
   Param<int32_t> length("length");           // padding: valid keys
   // Key and value rows are addressed by position, [stored, keys): a cache
   // bounded by a window holds them from its first position on (its view
-  // starts there, View::startAt), any other from 0.
-  k.dim(2).set_min(Expr());
-  v.dim(2).set_min(k.dim(2).min());
+  // starts there, View::startAt), any other from 0 (makeInput's min, which
+  // Halide then folds into every index: the same code as without `stored`).
+  if (kernel.windowKeys) {
+    k.dim(2).set_min(Expr());
+    v.dim(2).set_min(k.dim(2).min());
+  }
   Expr queries = q.dim(2).extent(), stored = k.dim(2).min(), keys = stored + k.dim(2).extent();
 
   Var d("d"), h("h"), i("i"), j("j");

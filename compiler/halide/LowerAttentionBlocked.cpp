@@ -46,8 +46,10 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Param<int32_t> length("length");           // padding: valid keys
   // Key and value rows are addressed by position, [stored, keys)
   // (LowerAttention.cpp).
-  k.dim(2).set_min(Expr());
-  v.dim(2).set_min(k.dim(2).min());
+  if (kernel.windowKeys) {
+    k.dim(2).set_min(Expr());
+    v.dim(2).set_min(k.dim(2).min());
+  }
   Expr queries = q.dim(2).extent(), stored = k.dim(2).min(), keys = stored + k.dim(2).extent();
   Expr blocks = (keys + block - 1) / block, firstBlock = stored / block;
   // Query tiles shrink to the queries there are: a decoding step (one

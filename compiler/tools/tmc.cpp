@@ -124,6 +124,10 @@ int compileCommand(int argc, char **argv) {
                         cl::desc("Sequences one run of the executable may carry (its sessions' "
                                  "slots; 1 to 256, default 16)"),
                         cl::value_desc("B"), cl::init(16), cl::cat(toolOptions));
+  cl::opt<int> rowBlock("row-block",
+                        cl::desc("Run consecutive row-wise kernels in blocks of N token rows, "
+                                 "each block through all of them (0: off; default 0)"),
+                        cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   PrecisionOption precision;
@@ -190,6 +194,10 @@ int compileCommand(int argc, char **argv) {
   options.overrides = *overrides;
   options.threads = threads;
   options.maxBatch = maxBatch;
+  if (rowBlock < 0 || rowBlock > (1 << 20))
+    return tmc::reportError(tmc::makeUsageError("--row-block: " + Twine(rowBlock.getValue()) +
+                                                " is out of range [0, 1048576]"));
+  options.rowBlock = rowBlock;
   return tmc::runCompile(options);
 }
 

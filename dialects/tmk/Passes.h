@@ -20,12 +20,12 @@ namespace tmc::tmk {
 /// on every pass's remarks.
 void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false);
 
-/// Checks a cache that tmk-window-caches bounded (`keep`), as a module read
-/// back from text may have it: only attention whose window sees at most
-/// `keep` earlier positions reads it, its function runs exactly in chunks,
-/// and it holds keep + `runChunk` rows (the module's tmk.run_chunk, 0 when
-/// absent). Emits the error at the op.
-mlir::LogicalResult verifyWindowCache(CacheAppendOp append, int64_t runChunk);
+/// Checks the caches that tmk-window-caches bounded (`keep`), as a module
+/// read back from text may have them: only attention whose window sees at
+/// most `keep` earlier positions reads each, with `window_keys`, its
+/// function runs exactly in chunks, and it holds keep + the module's
+/// tmk.run_chunk rows. Emits the error at the op.
+mlir::LogicalResult verifyWindowCaches(mlir::ModuleOp module);
 
 /// Registers the passes and the named pipeline `tmk-plan` with MLIR's
 /// registry so that tmc-opt and --pass-pipeline can name them.

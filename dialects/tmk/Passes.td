@@ -83,7 +83,9 @@ def TMKWindowCaches : Pass<"tmk-window-caches", "::mlir::ModuleOp"> {
     run's first token. Such a cache gets `keep = window - 1` and a capacity
     of keep + C rows instead of max_seq: it holds the kept rows and one
     run's, and moves the kept ones to its front when the next run would not
-    fit. The module gets `tmk.run_chunk = C`, the most tokens one run of a
+    fit; the attention kernels reading it get `window_keys` (their keys'
+    rows start at the cache's first position). The module gets
+    `tmk.run_chunk = C`, the most tokens one run of a
     sequence may carry; the executable feeds longer runs in consecutive
     chunks. C is max(the largest window, min(256, max_seq / 4)): long
     prompts still run as GEMMs of hundreds of rows. A module where a chunk

@@ -40,7 +40,8 @@ KindAttrs attrsOf(KernelKind kind) {
   case KernelKind::linear:
     return {{"in_width", "activation"}, {"bias", "residual", "precision"}};
   case KernelKind::attention:
-    return {{"heads", "kv_heads", "head_dim", "scale", "mask"}, {"alibi", "kv_precision"}};
+    return {{"heads", "kv_heads", "head_dim", "scale", "mask"},
+            {"alibi", "kv_precision", "window_keys"}};
   case KernelKind::add:
     return {{}, {}};
   case KernelKind::activation:
@@ -83,7 +84,7 @@ LogicalResult KernelOp::verify() {
                                         "kv_heads", "head_dim",   "scale",         "eps",
                                         "theta",    "position",   "activation",    "variant",
                                         "bias",     "residual",   "length",        "mask",
-                                        "alibi",    "precision",  "kv_precision"};
+                                        "alibi",    "precision",  "kv_precision",  "window_keys"};
   for (StringRef name : kOptional) {
     bool present = static_cast<bool>((*this)->getAttr(name));
     bool required = llvm::is_contained(allowed.required, name);

@@ -45,7 +45,9 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     attention `heads`,
     `kv_heads`, `head_dim`, `scale`, `mask`, `alibi`, `kv_precision` (the
     storage of the key/value caches it reads, "f16" or "bf16"; f32 when
-    absent: it widens each element as it loads it); norms `variant`,
+    absent: it widens each element as it loads it), `window_keys` (it reads
+    keys from caches bounded by its window, tmk-window-caches: their rows
+    start at a position of their own, not 0); norms `variant`,
     `eps`, `bias`; and so on. `decode` marks a kernel a decoding step calls
     with one query row (`tmk-decode-variants`): it is compiled with a
     one-row variant next to the tiled one.
@@ -65,7 +67,8 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
                        OptionalAttr<StrAttr>:$activation, OptionalAttr<StrAttr>:$variant,
                        UnitAttr:$bias, UnitAttr:$residual, UnitAttr:$length,
                        OptionalAttr<TM_MaskAttr>:$mask, UnitAttr:$alibi, UnitAttr:$decode,
-                       OptionalAttr<StrAttr>:$precision, OptionalAttr<StrAttr>:$kv_precision);
+                       OptionalAttr<StrAttr>:$precision, OptionalAttr<StrAttr>:$kv_precision,
+                       UnitAttr:$window_keys);
   let assemblyFormat = "$sym_name $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

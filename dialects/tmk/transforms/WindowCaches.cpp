@@ -19,6 +19,8 @@
 #include "dialects/tmk/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 
@@ -101,12 +103,13 @@ std::optional<int64_t> readersKeep(tmk::CacheAppendOp append, SymbolTable &symbo
   return keep;
 }
 
-/// Whether a tmk.cache_read of the module reads cache `name` whole.
-bool readWhole(ModuleOp module, StringRef name) {
-  auto found = module.walk([&](tmk::CacheReadOp read) {
-    return read.getName() == name ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return found.wasInterrupted();
+/// The caches some function reads whole (tmk.cache_read: an
+/// encoder-decoder's cross caches). One walk: a stack of 4096 layers has
+/// 16k caches.
+llvm::StringSet<> readWhole(ModuleOp module) {
+  llvm::StringSet<> names;
+  module.walk([&](tmk::CacheReadOp read) { names.insert(read.getName()); });
+  return names;
 }
 
 struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
@@ -117,6 +120,7 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
     if (module->hasAttr("tmk.run_chunk")) // already bounded (a module resumed from IR)
       return;
     SymbolTable symbols(module);
+    const llvm::StringSet<> whole = readWhole(module);
 
     struct Candidate {
       tmk::CacheAppendOp append;
@@ -128,7 +132,7 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
       func.walk([&](tmk::CacheAppendOp append) {
         // A cache some function reads whole (an encoder-decoder's cross
         // caches) keeps every row.
-        if (append->use_empty() || readWhole(module, append.getName()))
+        if (append->use_empty() || whole.contains(append.getName()))
           return;
         if (std::optional<int64_t> keep = readersKeep(append, symbols))
           found.push_back({append, *keep});
@@ -152,6 +156,11 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
       Builder b(c.append);
       c.append.setKeepAttr(b.getI64IntegerAttr(c.keep));
       c.append.setCapacityAttr(b.getI64IntegerAttr(capacity));
+      // Its readers' keys start at the cache's first position. (A kernel
+      // also called with whole caches reads those from position 0.)
+      for (Operation *user : c.append->getUsers())
+        symbols.lookup<tmk::KernelOp>(cast<tmk::CallOp>(user).getKernelAttr().getAttr())
+            .setWindowKeys(true);
       bounded = true;
       if (explain)
         emitRemark(c.append.getLoc())
@@ -166,26 +175,54 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
 
 } // namespace
 
-LogicalResult tmc::tmk::verifyWindowCache(tmk::CacheAppendOp append, int64_t runChunk) {
-  std::optional<int64_t> keep = append.getKeep();
-  if (!keep)
-    return success();
-  auto module = append->getParentOfType<ModuleOp>();
-  auto func = append->getParentOfType<func::FuncOp>();
+static LogicalResult verifyWindowCache(tmk::CacheAppendOp append, int64_t runChunk,
+                                       SymbolTable &symbols, const llvm::StringSet<> &whole,
+                                       bool chunked);
+
+LogicalResult tmc::tmk::verifyWindowCaches(ModuleOp module) {
+  auto chunk = module->getAttrOfType<IntegerAttr>("tmk.run_chunk");
+  const int64_t runChunk = chunk ? chunk.getInt() : 0;
   SymbolTable symbols(module);
+  const llvm::StringSet<> whole = readWhole(module);
+  llvm::DenseMap<Operation *, bool> chunks; // per function: chunkable
+  auto walked = module.walk([&](tmk::CacheAppendOp append) {
+    if (!append.getKeep())
+      return WalkResult::advance();
+    auto func = append->getParentOfType<func::FuncOp>();
+    auto [it, fresh] = chunks.try_emplace(func, false);
+    if (fresh)
+      it->second = func && chunkable(func, symbols);
+    return failed(verifyWindowCache(append, runChunk, symbols, whole, it->second))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
+
+/// One bounded cache of verifyWindowCaches: `chunked` says whether its
+/// function runs exactly in chunks.
+static LogicalResult verifyWindowCache(tmk::CacheAppendOp append, int64_t runChunk,
+                                       SymbolTable &symbols, const llvm::StringSet<> &whole,
+                                       bool chunked) {
+  const int64_t keep = *append.getKeep();
   std::optional<int64_t> seen = readersKeep(append, symbols);
-  if (append->use_empty() || !seen || readWhole(module, append.getName()))
+  if (append->use_empty() || !seen || whole.contains(append.getName()))
     return append.emitOpError("keeps ")
-           << *keep << " rows before a run, but not only sliding-window attention reads it";
-  if (*seen > *keep)
+           << keep << " rows before a run, but not only sliding-window attention reads it";
+  if (*seen > keep)
     return append.emitOpError("keeps ")
-           << *keep << " rows before a run; the attention reading it sees " << *seen;
-  if (!func || !chunkable(func, symbols))
+           << keep << " rows before a run; the attention reading it sees " << *seen;
+  for (Operation *user : append->getUsers())
+    if (!symbols.lookup<tmk::KernelOp>(cast<tmk::CallOp>(user).getKernelAttr().getAttr())
+             .getWindowKeys())
+      return append.emitOpError("keeps ")
+             << keep << " rows before a run, but the attention reading it lacks window_keys";
+  if (!chunked)
     return append.emitOpError("keeps ")
-           << *keep << " rows before a run, but its function does not run exactly in chunks";
-  if (runChunk < 1 || static_cast<int64_t>(append.getCapacity()) != *keep + runChunk)
+           << keep << " rows before a run, but its function does not run exactly in chunks";
+  if (runChunk < 1 || static_cast<int64_t>(append.getCapacity()) != keep + runChunk)
     return append.emitOpError("has capacity ")
-           << append.getCapacity() << "; keeping " << *keep << " rows before runs of up to "
-           << runChunk << " tokens (tmk.run_chunk), it holds " << *keep + runChunk;
+           << append.getCapacity() << "; keeping " << keep << " rows before runs of up to "
+           << runChunk << " tokens (tmk.run_chunk), it holds " << keep + runChunk;
   return success();
 }

@@ -11,6 +11,11 @@
 // keep + 256. The whole layer's cache (causal only), the cache a global
 // token reads, and the cache also read as queries stay whole.
 // CHECK-LABEL: module attributes {tmk.run_chunk = 256 : i64}
+// The kernels reading a bounded cache get window_keys; the others do not.
+// CHECK: tmk.kernel @window attention {{{.*}}, width = 8 : i64, window_keys}
+// CHECK: tmk.kernel @dilated attention {{{.*}}, width = 8 : i64, window_keys}
+// CHECK: tmk.kernel @causal attention {{{.*}}, width = 8 : i64}{{$}}
+// CHECK: tmk.kernel @global attention {{{.*}}, width = 8 : i64}{{$}}
 // CHECK: tmk.cache_append %{{.*}} at %{{.*}} {capacity = 319 : i64, keep = 63 : i64, name = "l0.k"}
 // CHECK: tmk.cache_append %{{.*}} at %{{.*}} {capacity = 319 : i64, keep = 63 : i64, name = "l0.v"}
 // CHECK: tmk.cache_append %{{.*}} at %{{.*}} {capacity = 287 : i64, keep = 31 : i64, name = "l1.k"}
