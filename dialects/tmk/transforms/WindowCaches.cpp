@@ -55,13 +55,19 @@ std::optional<int64_t> windowKeep(std::optional<tm::MaskAttr> mask) {
   return window - 1;
 }
 
+/// The kernel `call` calls (the module's symbol table: CallOp::getKernelOp
+/// scans the module for each call, and a deep stack has thousands).
+tmk::KernelOp kernelOf(tmk::CallOp call, SymbolTable &symbols) {
+  return symbols.lookup<tmk::KernelOp>(call.getKernelAttr().getAttr());
+}
+
 /// Whether running `func` over a sequence's tokens in consecutive chunks
 /// computes what one run over all of them does: every kernel's rows depend
 /// on their own rows, their positions, and keys and values read through
 /// caches alone.
 bool chunkable(func::FuncOp func, SymbolTable &symbols) {
   auto walked = func.walk([&](tmk::CallOp call) {
-    auto kernel = symbols.lookup<tmk::KernelOp>(call.getKernelAttr().getAttr());
+    tmk::KernelOp kernel = kernelOf(call, symbols);
     if (!kernel)
       return WalkResult::interrupt();
     switch (kernel.getKind()) {
@@ -90,8 +96,7 @@ std::optional<int64_t> readersKeep(tmk::CacheAppendOp append, SymbolTable &symbo
   int64_t keep = 0;
   for (OpOperand &use : append->getUses()) {
     auto call = dyn_cast<tmk::CallOp>(use.getOwner());
-    auto kernel =
-        call ? symbols.lookup<tmk::KernelOp>(call.getKernelAttr().getAttr()) : tmk::KernelOp();
+    tmk::KernelOp kernel = call ? kernelOf(call, symbols) : tmk::KernelOp();
     std::optional<int64_t> seen;
     if (kernel && kernel.getKind() == tmk::KernelKind::attention &&
         (use.getOperandNumber() == 1 || use.getOperandNumber() == 2))
@@ -159,8 +164,7 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
       // Its readers' keys start at the cache's first position. (A kernel
       // also called with whole caches reads those from position 0.)
       for (Operation *user : c.append->getUsers())
-        symbols.lookup<tmk::KernelOp>(cast<tmk::CallOp>(user).getKernelAttr().getAttr())
-            .setWindowKeys(true);
+        kernelOf(cast<tmk::CallOp>(user), symbols).setWindowKeys(true);
       bounded = true;
       if (explain)
         emitRemark(c.append.getLoc())
@@ -213,8 +217,7 @@ static LogicalResult verifyWindowCache(tmk::CacheAppendOp append, int64_t runChu
     return append.emitOpError("keeps ")
            << keep << " rows before a run; the attention reading it sees " << *seen;
   for (Operation *user : append->getUsers())
-    if (!symbols.lookup<tmk::KernelOp>(cast<tmk::CallOp>(user).getKernelAttr().getAttr())
-             .getWindowKeys())
+    if (!kernelOf(cast<tmk::CallOp>(user), symbols).getWindowKeys())
       return append.emitOpError("keeps ")
              << keep << " rows before a run, but the attention reading it lacks window_keys";
   if (!chunked)
