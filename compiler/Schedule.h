@@ -47,6 +47,11 @@ struct Schedule {
   /// f32: each row tile's tokens packed k-major once per call (T > 1), so
   /// that a k step's broadcasts load from one pointer at fixed offsets.
   bool packTokens = true;
+  /// Long runs: the token rows in blocks of about this many (whole row
+  /// tiles), each block through every panel before the next, so that a
+  /// block's tokens stay in cache while the panels pass over them, rather
+  /// than all T rows streaming from memory once per panel. 0: one block.
+  int tokenBlock = 0;
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
 
   // Where intermediate stages are computed (compute_at and fusion choices).

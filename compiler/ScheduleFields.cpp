@@ -308,6 +308,17 @@ const ScheduleField kFields[] = {
                     }},
      .doc = "f32 GEMM: each row tile's tokens packed k-major once per call (T > 1), so that a "
             "k step's broadcasts load from one pointer"},
+    {.key = "token_block",
+     .intMember = &Schedule::tokenBlock,
+     .min = 1,
+     .max = 1 << 20,
+     .zeroMeans = "one block",
+     .kinds = kLinear,
+     // Not searched: the tuner measures a GEMM at its tokens estimate (128),
+     // one block under any value; the default sizes it (Schedule.cpp).
+     .doc = "GEMM: token rows per block of a long run (8 blocks or more: the blocks are the "
+            "parallel tasks), each block through every panel before the next (rounded down to "
+            "whole row tiles; 0: one block of all rows)"},
     {.key = "decode_variant",
      .boolMember = &Schedule::decodeVariant,
      .kinds = kLinear,

@@ -12,7 +12,8 @@
 // vector, the tile's partial sums added into a panel-sized accumulator in
 // memory, so that a block of the panel stays in cache while every row tile
 // passes over it. Bias, activation and a residual sum are applied when the
-// tile is stored.
+// tile is stored. A long run with token blocks (tokenBlock) puts a block of
+// token rows [parallel] outside the panel loop: block > panel p > ...
 //
 // Tails: token rows past T compute on the clamped last row and are never
 // stored; features past N multiply the panel's zero padding and are never
@@ -43,7 +44,7 @@ namespace {
 /// The loop variables shared by the stages of one GEMM.
 struct GemmVars {
   Var n{"n"}, t{"t"}, j{"j"}, p{"p"}, kb{"kb"};
-  Var to{"to"}, ti{"ti"}, tt{"tt"}, tl{"tl"}, nv{"nv"}, nl{"nl"}, tile{"tile"};
+  Var to{"to"}, ti{"ti"}, tt{"tt"}, tl{"tl"}, nv{"nv"}, nl{"nl"}, tile{"tile"}, tb{"tb"};
 };
 
 /// Splits a register tile: P features (vectors of vw, unrolled) by `rows`
@@ -293,26 +294,53 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   const int R = l.tileRows;
   const bool decode = schedule.decodeVariant && R > 1;
   const bool rowTasks = schedule.parallelRows && !blocked;
+  // Token blocks (Schedule::tokenBlock): row tiles grouped into blocks of
+  // tokenBlock rows, the panel loop inside the block loop. Over a long run
+  // all T rows of tokens would otherwise stream from memory once per panel
+  // (a Longformer's 16384 x 1024 tokens, 64 MB, four times per call for N =
+  // 256), and the packed tokens (x_tiles) of all rows took a fresh mapping of
+  // T x K floats per call; a block's packed rows stay in cache while the
+  // panels pass over them, and the weights, read once per block, are small
+  // enough to stay in cache too (the default sets tokenBlock only for such
+  // weights: Schedule.cpp). A run of 8 blocks or more takes the blocks as
+  // its parallel tasks (the last, short one costs at most an eighth of a
+  // thread's share on 2 threads); shorter runs keep the panels as the tasks,
+  // inside a serial loop over blocks (one block up to tokenBlock rows: the
+  // loops of no blocks). The block size is a constant: a run-time one left
+  // Halide unable to see that a row tile is one register tile.
+  const int blockTiles = schedule.tokenBlock > 0 ? std::max(1, schedule.tokenBlock / R) : 0;
+  const bool tokenBlocks = blockTiles > 0 && !rowTasks;
   const TailStrategy guard = TailStrategy::GuardWithIf;
   out.split(n, p, j, P, guard).split(j, v.nv, v.nl, l.vectorWidth, guard);
-  auto scheduleOut = [&](Stage s, int rows) {
+  auto scheduleOut = [&](Stage s, int rows, bool blockTasks) {
     s.split(t, v.to, v.ti, rows, guard).reorder(v.nl, v.nv, v.ti, v.to, p).vectorize(v.nl).unroll(
         v.nv);
     if (rowTasks) {
       s.fuse(v.to, p, v.tile);
       if (schedule.parallel)
         s.parallel(v.tile);
+    } else if (tokenBlocks) {
+      s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, p, v.tb);
+      if (schedule.parallel)
+        s.parallel(blockTasks ? v.tb : p);
     } else if (schedule.parallel) {
       s.parallel(p);
     }
   };
   if (decode)
-    scheduleOut(out.specialize(T == 1), 1);
-  scheduleOut(out, R);
+    scheduleOut(out.specialize(T == 1), 1, false);
+  if (tokenBlocks)
+    scheduleOut(out.specialize(T >= 8 * blockTiles * R), R, true);
+  scheduleOut(out, R, false);
 
   if (packTokens) {
-    xt.compute_root()
-        .bound(xi, 0, packRows)
+    // Per token block where there are blocks: a block's rows packed by the
+    // task that multiplies them (a nested parallel loop runs serially).
+    if (tokenBlocks)
+      xt.compute_at(out, v.tb);
+    else
+      xt.compute_root();
+    xt.bound(xi, 0, packRows)
         .reorder(xi, xk, xtile)
         .unroll(xi)
         .vectorize(xk, l.vectorWidth, TailStrategy::GuardWithIf);

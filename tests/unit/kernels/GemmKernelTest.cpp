@@ -3,8 +3,9 @@
 // JIT-compiles the load-time pack kernel, the GEMM on packed weights and the
 // pack-per-call GEMM for awkward shapes (N, K not multiples of the vector or
 // panel width, N below one vector, K blocked with a short last block), each
-// epilogue, both x86 targets, and compares every output with a naive GEMM in
-// double for T = 1, 5, 7 and 130 tokens: max |y - ref| / max |ref| <= 1e-5.
+// epilogue, token blocks, both x86 targets, and compares every output with a
+// naive GEMM in double for T = 1, 5, 7 and 130 tokens:
+// max |y - ref| / max |ref| <= 1e-5.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +67,7 @@ struct GemmCase {
   bool parallelRows = false, decodeVariant = true;
   int tileVectors = -1, tileRows = -1;
   int packTokens = -1; ///< 0 or 1; -1: the default's
+  int tokenBlock = -1; ///< -1: the default's
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.name; }
@@ -84,6 +86,11 @@ const GemmCase kCases[] = {
     {"k130_n50_bias_relu_3x4_tile_blocked", 130, 50, true, "relu", 32, 1, false, true, 3, 4},
     {"k1100_n40_gelu_default_schedule", 1100, 40, false, "gelu", -1, -1},
     {"k90_n70_bias_tokens_in_place", 90, 70, true, "gelu", -1, -1, false, true, -1, -1, 0},
+    // Blocks of 16 rows: T = 130 runs as blocks in parallel (a short last
+    // one), T = 5 and 7 as one block; with K blocked too (AVX2's default).
+    {"k40_n50_bias_relu_token_blocks", 40, 50, true, "relu", 0, 1, false, true, -1, -1, -1, 16},
+    {"k300_n33_bias_blocked_token_blocks", 300, 33, true, "none", 64, 2, false, true, -1, -1, -1,
+     16},
 };
 
 class GemmKernelTest
@@ -110,6 +117,8 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     schedule.tileRows = c.tileRows;
   if (c.packTokens >= 0)
     schedule.packTokens = c.packTokens != 0;
+  if (c.tokenBlock >= 0)
+    schedule.tokenBlock = c.tokenBlock;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));

@@ -47,6 +47,9 @@ const Int8Case kCases[] = {
     {"k96_n72_row_tasks", 96, 72, false, "relu", 1, true},
     {"k768_n200_default", 768, 200, true, "none"},
     {"k40_n33_zero_channel", 40, 33, true, "none", 1, false, true},
+    // Blocks of 24 rows: T = 130 runs as blocks in parallel (the loop order
+    // every precision shares), T = 5 and 13 as one block.
+    {"k96_n72_token_blocks", 96, 72, true, "relu", 1, false, false, 24},
 };
 
 class Int8GemmKernelTest : public ::testing::TestWithParam<std::tuple<const char *, Int8Case>> {};
@@ -62,6 +65,8 @@ TEST_P(Int8GemmKernelTest, MatchesExactIntegerGemmOfQuantizedInputs) {
   Schedule schedule = defaultSchedule(desc, *tt.info);
   schedule.unrollK = c.unrollK;
   schedule.parallelRows = c.parallelRows;
+  if (c.tokenBlock >= 0)
+    schedule.tokenBlock = c.tokenBlock;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
   GemmLayout layout = gemmLayout(desc, schedule);
   ASSERT_TRUE(layout.int8);

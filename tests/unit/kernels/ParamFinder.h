@@ -86,6 +86,7 @@ struct ReducedGemmCase {
   int unrollK = 1;
   bool parallelRows = false;
   bool zeroChannel = false; ///< int8: channel 0 all zeros (scale 0)
+  int tokenBlock = -1;      ///< -1: the default's
 };
 
 inline void PrintTo(const ReducedGemmCase &c, std::ostream *os) { *os << c.name; }

@@ -59,12 +59,13 @@ TEST(ScheduleFields, StrPrintsWhatItAlwaysHas) {
   EXPECT_EQ(s.str(),
             "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
             "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
-            "decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1");
+            "token_block=0 decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1");
   s.gpu = true;
   EXPECT_EQ(s.str(),
             "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
             "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
-            "decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1 gpu=1 gpu_threads=256 "
+            "token_block=0 decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1 gpu=1 "
+            "gpu_threads=256 "
             "gpu_tile_rows=16 gpu_rows_per_thread=4 gpu_k_chunk=16 gpu_key_tile=32");
 }
 
