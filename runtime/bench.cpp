@@ -15,13 +15,19 @@ namespace tmr {
 
 namespace {
 
-double median(std::vector<double> values) {
+/// The `q` quantile (0 to 1) of `values`, interpolated linearly between the
+/// two nearest ranks (q = 0.5: the median); 0 for none.
+double quantile(std::vector<double> values, double q) {
   if (values.empty())
     return 0;
   std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+  const double rank = q * static_cast<double>(values.size() - 1);
+  const size_t below = static_cast<size_t>(rank);
+  const size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (rank - static_cast<double>(below)) * (values[above] - values[below]);
 }
+
+double median(const std::vector<double> &values) { return quantile(values, 0.5); }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -103,6 +109,8 @@ bool benchmark(const tmr_model_desc &desc, const std::vector<const void *> &weig
   result->prefillMs = median(prefill);
   result->lastRowPrefillMs = median(lastRowPrefill);
   result->decodeMs = median(decode);
+  result->decodeP10Ms = quantile(decode, 0.1);
+  result->decodeP90Ms = quantile(decode, 0.9);
   result->decodeSteps = static_cast<int64_t>(decode.size());
   result->peakRssBytes = peakRssBytes();
   return true;

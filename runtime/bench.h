@@ -23,6 +23,9 @@ struct BenchResult {
   /// LM head for the last row only (what the first generated token waits for).
   double lastRowPrefillMs = 0;
   double decodeMs = 0; ///< median over all measured decoding steps (0: none)
+  /// The steps' 10th and 90th percentiles: their spread, where a median
+  /// alone would hide two kinds of step (a bimodal distribution).
+  double decodeP10Ms = 0, decodeP90Ms = 0;
   int64_t decodeSteps = 0;
   int64_t peakRssBytes = 0;
 };

@@ -350,6 +350,10 @@ int runMain(int argc, char **argv) {
                     ? ", \"prefill_last_row_ms\": " + std::to_string(bench.lastRowPrefillMs)
                     : std::string()) +
                ", \"decode_ms\": " + std::to_string(bench.decodeMs) +
+               (bench.decodeSteps > 0
+                    ? ", \"decode_p10_ms\": " + std::to_string(bench.decodeP10Ms) +
+                          ", \"decode_p90_ms\": " + std::to_string(bench.decodeP90Ms)
+                    : std::string()) +
                ", \"tokens_per_second\": " + std::to_string(tokensPerSecond) +
                ", \"peak_rss_bytes\": " + std::to_string(bench.peakRssBytes) + memoryJson(handle);
     std::printf("{\"model\": \"%s\", \"isa\": \"%s\", \"prompt\": %s, \"generated\": %s%s}\n",

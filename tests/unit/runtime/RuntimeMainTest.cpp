@@ -11,6 +11,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -100,6 +101,32 @@ TEST_F(RuntimeMain, PrintsSummaryWithoutOutput) {
                    "  [2] 10.5 10 12.25\n"
                    "  [3] 0.5 0 2.25\n"
                    "  ... (1 more rows)\n");
+}
+
+// --bench --json: the decoding steps' median with their 10th and 90th
+// percentiles around it (the spread a median alone hides); a model that does
+// not decode reports none.
+TEST_F(RuntimeMain, BenchReportsTheStepsSpread) {
+  std::vector<float> logits(10 * 10, 0.0f), bias(10, 0.0f);
+  std::string decoderWeights = dir_.file("decoder.safetensors");
+  ASSERT_TRUE(writeSafetensors(decoderWeights,
+                               {{"embed.tokens", TMR_F32, {10, 10}, logits.data()},
+                                {"out.bias", TMR_F32, {10}, bias.data()}},
+                               nullptr));
+  Result r = run({"--weights", decoderWeights, "--tokens", "1", "--max-new", "5", "--bench",
+                  "--bench-runs", "4", "--json"},
+                 TOY_DECODER_MODEL);
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json line = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(line.contains("decode_p10_ms") && line.contains("decode_p90_ms")) << r.out;
+  const double p10 = line["decode_p10_ms"], median = line["decode_ms"],
+               p90 = line["decode_p90_ms"];
+  EXPECT_GT(p10, 0.0) << r.out;
+  EXPECT_LE(p10, median) << r.out;
+  EXPECT_LE(median, p90) << r.out;
+  r = run({"--weights", weights_, "--tokens", "1,2", "--bench", "--bench-runs", "2", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("decode_p10_ms")));
 }
 
 TEST_F(RuntimeMain, HelpGoesToStdout) {
