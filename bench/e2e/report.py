@@ -72,7 +72,7 @@ def workload_name(model, phase):
     return f"{name} prefill {model['tokens']}"
 
 
-def summarize(models, samples, threads, peak):
+def summarize(models, samples, threads, peak, fma=None):
     """One row per (model, phase, threads, engine), with medians over rounds and ratios."""
     rows = []
     for m in models:
@@ -95,11 +95,20 @@ def summarize(models, samples, threads, peak):
                                  last_row_head=engine in LAST_ROW_HEAD)
                     gflops = work / ms / 1e6
                     by_engine[engine] = ms
+                    # The decoding steps' spread: each round's 10th and 90th
+                    # percentiles of its steps, the median over rounds.
+                    spread = {}
+                    for q in ("p10", "p90"):
+                        values = [s[f"decode_{q}_ms"] for s in samples.get((m.name, t, source), [])
+                                  if phase == "decode" and s.get(f"decode_{q}_ms")]
+                        spread[q] = statistics.median(values) if values else None
                     rows.append({
                         "model": m.name, "workload": workload_name(info, phase), "phase": phase,
                         "threads": t, "engine": engine, "ms": ms, "ms_min": min(got), "ms_max": max(got),
                         "rounds": len(got), "per_round_ms": got, "gflop": work / 1e9, "gflops": gflops,
                         "sgemm_peak_share": gflops / peak[t] if peak.get(t) else None,
+                        "fma_peak_share": gflops / fma[t] if fma and fma.get(t) else None,
+                        "step_p10_ms": spread["p10"], "step_p90_ms": spread["p90"],
                         "tokens_per_s": 1000.0 / ms if phase == "decode" else None,
                         "peak_rss_bytes": rss})
                 # A peer against tmc doing the same work: llama.cpp's prompt
@@ -122,6 +131,17 @@ def targets(results, models):
                 return r["tmc_over_peer"]
         return None
 
+    def best(model, phase, engine):
+        """(ms, threads) of `engine`'s fastest thread count, or None."""
+        rows = [r for r in results if (r["model"], r["phase"], r["engine"]) == (model, phase, engine)]
+        return min(((r["ms"], r["threads"]) for r in rows), default=None)
+
+    def fma_share(model, phase):
+        for r in results:
+            if (r["model"], r["phase"], r["threads"], r["engine"]) == (model, phase, 2, "tmc"):
+                return r.get("fma_peak_share")
+        return None
+
     out = []
     for name, model, phase, peer, limit in (
             ("GPT-2 small prefill vs ONNX Runtime (2 threads)", "gpt2", "prefill", "ort", 0.75),
@@ -130,7 +150,16 @@ def targets(results, models):
         value = ratio(model, phase, peer)
         if value is not None:
             out.append({"target": name, "limit": limit, "unit": "x (tmc/peer time)", "measured": value,
-                        "met": value <= limit, "miss_by": max(0.0, value / limit - 1)})
+                        "met": value <= limit, "miss_by": max(0.0, value / limit - 1),
+                        "tmc_fma_peak_share": fma_share(model, phase)})
+    # Decoding as users run it: each engine at its own best thread count.
+    mine, theirs = best("gpt2", "decode", "tmc"), best("gpt2", "decode", "llama")
+    if mine and theirs:
+        value = mine[0] / theirs[0]
+        out.append({"target": f"GPT-2 small decode vs llama.cpp f32, each at its best thread count "
+                              f"(tmc {mine[1]}, llama.cpp {theirs[1]})",
+                    "limit": 1.0, "unit": "x (tmc/peer time)", "measured": value, "met": value <= 1.0,
+                    "miss_by": max(0.0, value - 1), "tmc_fma_peak_share": fma_share("gpt2", "decode")})
     for key, m in models.items():
         if key == "gpt2":
             out.append({"target": "GPT-2 small compile time (wall)", "limit": 30.0, "unit": "s",
@@ -183,6 +212,7 @@ def _fmt_ms(r):
 def markdown(doc):
     m = doc["machine"]
     peak = doc["sgemm_peak_gflops"]
+    fma = doc.get("fma_peak_gflops", {})
     lines = [f"Date: {doc['date']}. Machine: {m['cores']} vCPUs of an {m['cpu']}, "
              f"{m['memory_bytes'] / 2**30:.0f} GiB. Load average before {doc['loadavg_before']}, "
              f"after {doc['loadavg_after']}." + (f" {doc['note']}" if doc.get("note") else ""),
@@ -190,28 +220,45 @@ def markdown(doc):
              "Versions: " + ", ".join(f"{k} {v}" for k, v in doc["versions"].items()) + ". " +
              ("sgemm peak (torch.mm on OpenBLAS, N = 2048, best of 10 per round, best round): " +
               ", ".join(f"{v:.0f} GFLOP/s at {k} thread{'s' if k != '1' else ''}" for k, v in peak.items())
-              + "." if any(peak.values()) else "sgemm peak not measured (no peers)."),
+              + "." if any(peak.values()) else "sgemm peak not measured (no peers).") +
+             (" f32 FMA peak, the compute limit the % column reads against (bench_fma_peak, as "
+              "`tmc tune` measures it, best round): " +
+              ", ".join(f"{v:.0f} GFLOP/s at {k} thread{'s' if k != '1' else ''}" for k, v in fma.items())
+              + "." if any(fma.values()) else ""),
              f"Medians over {doc['settings']['rounds']} interleaved rounds of {doc['settings']['runs_per_round']} "
              "runs (range over rounds in parentheses); ratio = tmc time / peer time (< 1: tmc faster).",
              "",
-             "| workload | thr | engine | ms | tmc/peer | GFLOP/s | % sgemm peak | tokens/s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "Decoding steps: the median over all steps of a round; \"steps p10–p90\" is their 10th and "
+             "90th percentiles (a wide one is a bimodal engine, not a median to quote).",
+             "",
+             "| workload | thr | engine | ms | steps p10–p90 | tmc/peer | GFLOP/s | % FMA peak | tokens/s "
+             "| peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
-        lines.append("| {w} | {t} | {e} | {ms} | {ratio} | {gf:.0f} | {share} | {tps} | {rss:.0f} |".format(
-            w=r["workload"], t=r["threads"], e=ENGINES[r["engine"]], ms=_fmt_ms(r),
-            ratio=f"{r['tmc_over_peer']:.2f}" if r.get("tmc_over_peer") else "",
-            gf=r["gflops"], share=f"{100 * r['sgemm_peak_share']:.0f}%" if r["sgemm_peak_share"] else "",
-            tps=f"{r['tokens_per_s']:.1f}" if r["tokens_per_s"] else "", rss=r["peak_rss_bytes"] / 1e6))
+        share = r.get("fma_peak_share")
+        spread = (f"{r['step_p10_ms']:.1f}–{r['step_p90_ms']:.1f}"
+                  if r.get("step_p10_ms") and r.get("step_p90_ms") else "")
+        lines.append("| {w} | {t} | {e} | {ms} | {spread} | {ratio} | {gf:.0f} | {share} | {tps} | "
+                     "{rss:.0f} |".format(
+                         w=r["workload"], t=r["threads"], e=ENGINES[r["engine"]], ms=_fmt_ms(r),
+                         spread=spread,
+                         ratio=f"{r['tmc_over_peer']:.2f}" if r.get("tmc_over_peer") else "",
+                         gf=r["gflops"], share=f"{100 * share:.0f}%" if share else "",
+                         tps=f"{r['tokens_per_s']:.1f}" if r["tokens_per_s"] else "",
+                         rss=r["peak_rss_bytes"] / 1e6))
     lines += ["", "| model | tmc compile, wall s | CPU s | executable MB |", "|---|---|---|---|"]
     for name, info in doc["models"].items():
         lines.append(f"| {name} | {info['compile_s']:.1f} | {info['compile_cpu_s']:.1f} | "
                      f"{info['executable_bytes'] / 1e6:.2f} |")
     if doc["targets"]:
-        lines += ["", "| target | limit | measured | met |", "|---|---|---|---|"]
+        lines += ["", "| target | limit | measured | met | tmc at % of the FMA peak (2 threads) |",
+                  "|---|---|---|---|---|"]
         for t in doc["targets"]:
             miss = "yes" if t["met"] else \
                 f"no: {t['measured'] / t['limit']:.2f}x the limit (needs {100 * (1 - t['limit'] / t['measured']):.0f}% less)"
-            lines.append(f"| {t['target']} | ≤ {t['limit']:g} {t['unit']} | {t['measured']:.2f} | {miss} |")
+            share = t.get("tmc_fma_peak_share")
+            lines.append(f"| {t['target']} | ≤ {t['limit']:g} {t['unit']} | {t['measured']:.2f} | {miss} | "
+                         f"{f'{100 * share:.0f}%' if share else ''} |")
     return "\n".join(lines) + "\n" + misses_markdown(doc)
 
 

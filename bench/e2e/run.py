@@ -315,6 +315,7 @@ def time_tmc(model, threads, runs):
     # prefill_last_row_ms: the prompt as generation runs it, the LM head on
     # the last row only (as llama.cpp computes a prompt).
     return {"prefill_ms": data["prefill_ms"], "decode_ms": data.get("decode_ms") or None,
+            "decode_p10_ms": data.get("decode_p10_ms"), "decode_p90_ms": data.get("decode_p90_ms"),
             "prefill_last_row_ms": data.get("prefill_last_row_ms"),
             "peak_rss_bytes": data["peak_rss_bytes"]}
 
@@ -364,8 +365,11 @@ class Peer:
         self.proc.stdin.write(f"run {runs}\n")
         self.proc.stdin.flush()
         data = self._read()
+        steps = data.get("decode_ms") or []
         return {"prefill_ms": statistics.median(data["prefill_ms"]) if data["prefill_ms"] else None,
-                "decode_ms": statistics.median(data["decode_ms"]) if data.get("decode_ms") else None,
+                "decode_ms": statistics.median(steps) if steps else None,
+                "decode_p10_ms": quantile(steps, 0.1) if steps else None,
+                "decode_p90_ms": quantile(steps, 0.9) if steps else None,
                 "peak_rss_bytes": data["peak_rss_bytes"]}
 
     def close(self):
@@ -401,6 +405,26 @@ class OrtPeers:
     def close(self):
         for part in self.parts:
             part.close()
+
+
+def fma_peak(build_dir, threads):
+    """This machine's f32 FMA peak, GFLOP/s per thread count, measured now
+    (bench_fma_peak: compiler/tune/FmaPeak.cpp, as `tmc tune` measures it):
+    the compute limit every rate is read against."""
+    args = [os.path.join(build_dir, "bin", "bench_fma_peak")]
+    for t in threads:
+        args += ["--threads", str(t)]
+    return {int(k): v for k, v in last_json(run(args))["gflops"].items()}
+
+
+def quantile(values, q):
+    """The `q` quantile of `values`, linear between the nearest ranks (as
+    runtime/bench.cpp computes tmc's)."""
+    ordered = sorted(values)
+    rank = q * (len(ordered) - 1)
+    below = int(rank)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (rank - below) * (ordered[above] - ordered[below])
 
 
 def sgemm_peak(threads):
@@ -530,7 +554,10 @@ def main():
             model.parity = {}
         models.append(model)
 
+    subprocess.run(["ninja", "-C", args.build_dir, "bench_fma_peak"], check=True,
+                   stdout=subprocess.DEVNULL)
     peak = {t: 0.0 for t in threads}
+    fma = {t: 0.0 for t in threads}
     samples = {}  # (model, threads, engine) -> list of per-round results
     log(f"== timing: {args.rounds} rounds x {args.runs} runs (load {load_before})")
     rng = random.Random(SEED)
@@ -543,6 +570,8 @@ def main():
                     peers[(model.name, engine)] = OrtPeers(model, t) if engine == "ort" else \
                         Peer(model, engine, t)
             for r in range(args.rounds):
+                # The best of the rounds: a VM's clock and neighbours only lower it.
+                fma[t] = max(fma[t], fma_peak(args.build_dir, [t])[t])
                 if wanted_peers:
                     peak[t] = max(peak[t], sgemm_peak(t))
                 for model in models:
@@ -561,7 +590,7 @@ def main():
         profiles[model.name] = {str(t): profile(model, t, args.runs) for t in threads}
     load_after = loadavg()
 
-    results = report.summarize(models, samples, threads, peak)
+    results = report.summarize(models, samples, threads, peak, fma)
     doc = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": machine(),
@@ -573,6 +602,7 @@ def main():
                      "seed": SEED, "peer_env": {k: v for k, v in peer_env(1).items()
                                                 if k.startswith(("OMP_WAIT", "OPENBLAS_CORE"))}},
         "sgemm_peak_gflops": {str(t): peak[t] for t in threads},
+        "fma_peak_gflops": {str(t): fma[t] for t in threads},
         "models": {m.name: {"spec": os.path.relpath(m.spec, REPO), "tokens": len(m.tokens),
                             "source_tokens": 0 if m.source is None else len(m.source),
                             "compile_s": m.compile_s, "compile_cpu_s": m.compile_cpu_s,

@@ -41,7 +41,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from run import last_json, loadavg, log, machine, run  # noqa: E402
+from run import fma_peak, last_json, loadavg, log, machine, run  # noqa: E402
 
 SEED = 1
 GEMM_NAME = re.compile(r"linear_k(\d+)_n(\d+)")
@@ -111,14 +111,6 @@ class SmallModel:
                 row["K"], row["N"] = K, N
             out.append(row)
         return {"kernels": out}
-
-
-def fma_peak(build_dir, threads):
-    exe = os.path.join(build_dir, "bin", "bench_fma_peak")
-    args = [exe]
-    for t in threads:
-        args += ["--threads", str(t)]
-    return {int(k): v for k, v in last_json(run(args))["gflops"].items()}
 
 
 def main():
