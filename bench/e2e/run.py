@@ -90,6 +90,12 @@ def peer_env(threads):
     env["OMP_NUM_THREADS"] = str(threads)
     env["OPENBLAS_NUM_THREADS"] = str(threads)
     env["OMP_WAIT_POLICY"] = "PASSIVE"  # Debian torch at 2 threads runs 2-9x slower without
+    # node's libuv pool (node-llama-cpp's and onnxruntime-node's calls run on
+    # it) at one thread: with its default 4 on 2 vCPUs, llama.cpp's decoding
+    # steps at 2 threads were bimodal (GPT-2 small, Intel Xeon, 2026-11-27:
+    # steps p10 23.0 / p50 25.2 / p90 49.7 ms, a quarter of them over 1.5x the
+    # median; with 1: 22.6 / 23.5 / 24.9, none), ONNX Runtime's the same.
+    env["UV_THREADPOOL_SIZE"] = "1"
     with open("/proc/cpuinfo") as f:
         flags = f.read()
     if " avx512f" in flags and "OPENBLAS_CORETYPE" not in env:
@@ -600,7 +606,7 @@ def main():
         "versions": versions(wanted_peers),
         "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads,
                      "seed": SEED, "peer_env": {k: v for k, v in peer_env(1).items()
-                                                if k.startswith(("OMP_WAIT", "OPENBLAS_CORE"))}},
+                                                if k.startswith(("OMP_WAIT", "OPENBLAS_CORE", "UV_"))}},
         "sgemm_peak_gflops": {str(t): peak[t] for t in threads},
         "fma_peak_gflops": {str(t): fma[t] for t in threads},
         "models": {m.name: {"spec": os.path.relpath(m.spec, REPO), "tokens": len(m.tokens),
