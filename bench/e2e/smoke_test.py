@@ -57,7 +57,7 @@ def main():
     with open(os.path.join(results, "latest.json")) as f:
         doc = json.load(f)
     for key in ("date", "machine", "loadavg_before", "loadavg_after", "versions", "settings",
-                "sgemm_peak_gflops", "models", "results", "targets", "profile"):
+                "sgemm_peak_gflops", "fma_peak_gflops", "models", "results", "targets", "profile"):
         expect(key in doc, f"latest.json lacks '{key}'")
     model = doc["models"].get("tiny", {})
     for key in ("compile_s", "compile_cpu_s", "executable_bytes", "parity", "peers"):
@@ -78,6 +78,16 @@ def main():
         expect(r["engine"] in ("tmc", "tmc-last") and r["ms"] > 0 and
                r["ms_min"] <= r["ms"] <= r["ms_max"], f"result {r}")
         expect((r["tokens_per_s"] is not None) == (r["phase"] == "decode"), "tokens/s only for decode")
+        # Rates against the FMA peak measured in the run; the decoding steps'
+        # spread around their median (one round: the round's own).
+        expect(r.get("fma_peak_share") is not None and
+               abs(r["fma_peak_share"] - r["gflops"] / doc["fma_peak_gflops"]["1"]) < 1e-9,
+               f"fma_peak_share of {r}")
+        if r["phase"] == "decode":
+            expect(0 < r.get("step_p10_ms", 0) <= r["ms"] <= r.get("step_p90_ms", 0),
+                   f"decode steps' p10 <= median <= p90 in {r}")
+        else:
+            expect(r.get("step_p10_ms") is None, f"a step spread on a prompt row {r}")
     expect(any(t["target"].startswith("tiny executable size") for t in doc["targets"]), "size target")
     profile = doc["profile"].get("tiny", {}).get("1", {})
     expect(sorted(profile) == ["prompt", "step"], f"profile phases {sorted(profile)}")
@@ -88,7 +98,8 @@ def main():
         expect(all(k["ms_per_run"] >= 0 for k in data["kernels"]), "profile times")
     with open(os.path.join(results, "latest.md")) as f:
         table = f.read()
-    expect("| workload | thr | engine | ms |" in table, "latest.md has the table")
+    expect("| workload | thr | engine | ms | steps p10–p90 |" in table, "latest.md has the table")
+    expect("% FMA peak" in table, "latest.md reads rates against the FMA peak")
     ET.parse(os.path.join(results, "latest.svg"))  # well-formed SVG
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
