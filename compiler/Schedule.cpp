@@ -140,7 +140,7 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     }
     // Long runs go in blocks of tokens whose packed f32 rows take about
     // 1 MiB (256 rows at K = 1024; 64 to 512 rows), where the weights take
-    // 4 MiB or less and so stay in cache while every block reads them once
+    // 4 MiB or less in f32 and so stay in cache while every block reads them once
     // (LowerLinear.cpp). The Longformer-style encoder of
     // bench/e2e/long_context.py (K 256 and 1024) prefilled 16384 tokens in
     // 537 ms against 706 without blocks and 4096 in 126 against 152 (Intel
@@ -163,7 +163,6 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   // 32 were 1-3% faster than 16 or 64. keyBlock = 0 selects the one-pass form.
   s.queryTile = 32;
   s.keyBlock = 64;
-
   s.parallel = true;
   // Row-wise kernels: a call's rows go to the thread pool only when they hold
   // kParallelElements values or more. Waking the pool's second thread took

@@ -303,8 +303,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // panels pass over them, and the weights, read once per block, are small
   // enough to stay in cache too (the default sets tokenBlock only for such
   // weights: Schedule.cpp). A run of 8 blocks or more takes the blocks as
-  // its parallel tasks (the last, short one costs at most an eighth of a
-  // thread's share on 2 threads); shorter runs keep the panels as the tasks,
+  // its parallel tasks (on 2 threads an odd block out costs at most about an
+  // eighth of the call); shorter runs keep the panels as the tasks,
   // inside a serial loop over blocks (one block up to tokenBlock rows: the
   // loops of no blocks). The block size is a constant: a run-time one left
   // Halide unable to see that a row tile is one register tile.
