@@ -87,6 +87,9 @@ struct ReducedGemmCase {
   bool parallelRows = false;
   bool zeroChannel = false; ///< int8: channel 0 all zeros (scale 0)
   int tokenBlock = -1;      ///< -1: the default's
+  /// Non-null: the one target the case runs on (each JIT compilation costs
+  /// about 15 s under ASan).
+  const char *onlyTarget = nullptr;
 };
 
 inline void PrintTo(const ReducedGemmCase &c, std::ostream *os) { *os << c.name; }
