@@ -97,10 +97,10 @@ def summarize(models, samples, threads, peak, fma=None):
                     by_engine[engine] = ms
                     # The decoding steps' spread: each round's 10th and 90th
                     # percentiles of its steps, the median over rounds.
-                    spread = {}
-                    for q in ("p10", "p90"):
-                        values = [s[f"decode_{q}_ms"] for s in samples.get((m.name, t, source), [])
-                                  if phase == "decode" and s.get(f"decode_{q}_ms")]
+                    spread = {"p10": None, "p90": None}
+                    for q in spread if phase == "decode" else ():
+                        values = [s[f"decode_{q}_ms"] for s in samples[(m.name, t, source)]
+                                  if s.get(f"decode_{q}_ms")]
                         spread[q] = statistics.median(values) if values else None
                     rows.append({
                         "model": m.name, "workload": workload_name(info, phase), "phase": phase,

@@ -372,10 +372,10 @@ class Peer:
         self.proc.stdin.flush()
         data = self._read()
         steps = data.get("decode_ms") or []
+        p10, p90 = deciles(steps) if steps else (None, None)
         return {"prefill_ms": statistics.median(data["prefill_ms"]) if data["prefill_ms"] else None,
                 "decode_ms": statistics.median(steps) if steps else None,
-                "decode_p10_ms": quantile(steps, 0.1) if steps else None,
-                "decode_p90_ms": quantile(steps, 0.9) if steps else None,
+                "decode_p10_ms": p10, "decode_p90_ms": p90,
                 "peak_rss_bytes": data["peak_rss_bytes"]}
 
     def close(self):
@@ -413,6 +413,12 @@ class OrtPeers:
             part.close()
 
 
+def build_fma_peak(build_dir):
+    """Builds bench_fma_peak in `build_dir` (a no-op when it is current)."""
+    subprocess.run(["ninja", "-C", build_dir, "bench_fma_peak"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def fma_peak(build_dir, threads):
     """This machine's f32 FMA peak, GFLOP/s per thread count, measured now
     (bench_fma_peak: compiler/tune/FmaPeak.cpp, as `tmc tune` measures it):
@@ -423,14 +429,13 @@ def fma_peak(build_dir, threads):
     return {int(k): v for k, v in last_json(run(args))["gflops"].items()}
 
 
-def quantile(values, q):
-    """The `q` quantile of `values`, linear between the nearest ranks (as
-    runtime/bench.cpp computes tmc's)."""
-    ordered = sorted(values)
-    rank = q * (len(ordered) - 1)
-    below = int(rank)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (rank - below) * (ordered[above] - ordered[below])
+def deciles(values):
+    """The 10th and 90th percentiles of `values`, linear between the nearest
+    ranks (statistics' "inclusive" method, as runtime/bench.cpp computes tmc's)."""
+    if len(values) < 2:
+        return values[0], values[0]
+    cuts = statistics.quantiles(values, n=10, method="inclusive")
+    return cuts[0], cuts[-1]
 
 
 def sgemm_peak(threads):
@@ -560,8 +565,7 @@ def main():
             model.parity = {}
         models.append(model)
 
-    subprocess.run(["ninja", "-C", args.build_dir, "bench_fma_peak"], check=True,
-                   stdout=subprocess.DEVNULL)
+    build_fma_peak(args.build_dir)
     peak = {t: 0.0 for t in threads}
     fma = {t: 0.0 for t in threads}
     samples = {}  # (model, threads, engine) -> list of per-round results

@@ -32,7 +32,6 @@ import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -41,7 +40,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from run import fma_peak, last_json, loadavg, log, machine, run  # noqa: E402
+from run import build_fma_peak, fma_peak, last_json, loadavg, log, machine, run  # noqa: E402
 
 SEED = 1
 GEMM_NAME = re.compile(r"linear_k(\d+)_n(\d+)")
@@ -131,8 +130,7 @@ def main():
     specs = args.specs.split(",") if args.specs else \
         sorted(glob.glob(os.path.join(HERE, "small", "*.tm"))) + \
         [os.path.join(REPO, "examples", "llama-style.tm")]
-    subprocess.run(["ninja", "-C", build_dir, "bench_fma_peak"], check=True,
-                   stdout=subprocess.DEVNULL)
+    build_fma_peak(build_dir)
 
     load_before = loadavg()
     models = [SmallModel(os.path.abspath(s), work, tmc, args.tokens) for s in specs]
