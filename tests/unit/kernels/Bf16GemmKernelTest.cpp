@@ -58,7 +58,7 @@ const Bf16Case kCases[] = {
     {"k768_n200_default", 768, 200, true, "none"},
 };
 
-class Bf16GemmKernelTest : public ::testing::TestWithParam<std::tuple<const char *, Bf16Case>> {};
+class Bf16GemmKernelTest : public ::testing::TestWithParam<std::tuple<std::string, Bf16Case>> {};
 
 TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
   auto [targetName, c] = GetParam();
@@ -116,10 +116,9 @@ TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kernels, Bf16GemmKernelTest,
-    ::testing::Combine(::testing::Values("x86-64-avx2", "x86-64-avx512", "x86-64-avx512-bf16"),
-                       ::testing::ValuesIn(kCases)),
-    [](const auto &info) { return test::targetCaseName(info); });
+INSTANTIATE_TEST_SUITE_P(Kernels, Bf16GemmKernelTest,
+                         ::testing::ValuesIn(test::targetCases(
+                             {"x86-64-avx2", "x86-64-avx512", "x86-64-avx512-bf16"}, kCases)),
+                         [](const auto &info) { return test::targetCaseName(info); });
 
 } // namespace

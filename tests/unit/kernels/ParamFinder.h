@@ -23,6 +23,8 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace tmc::test {
 
@@ -200,6 +202,52 @@ inline TestTarget testTarget(const std::string &name) {
     t.runsHere = t.runsHere && (!t.halide.has_feature(feature) || host.has_feature(feature));
   }
   return t;
+}
+
+/// Whether this CPU runs code for tmc's target `name` (false when the name
+/// does not resolve).
+inline bool targetRunsHere(const std::string &name) {
+  TestTarget t = testTarget(name);
+  return t.info && t.runsHere;
+}
+
+/// The targets a kernel suite runs each case on. The main build runs every
+/// one. The sanitizer build (TMC_SANITIZED) runs one: what ASan and UBSan
+/// watch there is the lowering code, the same C++ for every target, while
+/// the kernels are Halide's uninstrumented machine code, which the main
+/// build checks value by value on every target; and each JIT compilation
+/// costs about 15 s instrumented (261 of them made half of CI's test time).
+/// The one kept is the richest this CPU runs: the last of `targets` that
+/// runs here (the first when none does; its tests then skip).
+inline std::vector<std::string> suiteTargets(const std::vector<std::string> &targets) {
+#ifdef TMC_SANITIZED
+  for (auto it = targets.rbegin(); it != targets.rend(); ++it)
+    if (targetRunsHere(*it))
+      return {*it};
+  return {targets.front()};
+#else
+  return targets;
+#endif
+}
+
+/// The (target, case) pairs of a suite: each case on suiteTargets(targets),
+/// or on its own `onlyTarget` alone when it names one.
+template <typename Case, size_t N>
+std::vector<std::tuple<std::string, Case>> targetCases(const std::vector<std::string> &targets,
+                                                       const Case (&cases)[N]) {
+  std::vector<std::tuple<std::string, Case>> pairs;
+  const std::vector<std::string> kept = suiteTargets(targets);
+  for (const Case &c : cases) {
+    if constexpr (requires { c.onlyTarget; }) {
+      if (c.onlyTarget) {
+        pairs.emplace_back(c.onlyTarget, c);
+        continue;
+      }
+    }
+    for (const std::string &target : kept)
+      pairs.emplace_back(target, c);
+  }
+  return pairs;
 }
 
 } // namespace tmc::test

@@ -85,7 +85,7 @@ const Q4Case kCases[] = {
     {"k40_n33_zero_channel", 40, 33, true, "none", 1, false, true},
 };
 
-class Q4GemmKernelTest : public ::testing::TestWithParam<std::tuple<const char *, Q4Case>> {};
+class Q4GemmKernelTest : public ::testing::TestWithParam<std::tuple<std::string, Q4Case>> {};
 
 TEST_P(Q4GemmKernelTest, MatchesTheQuantizedInputsSummedExactly) {
   auto [targetName, c] = GetParam();
@@ -206,9 +206,8 @@ TEST_P(Q4GemmKernelTest, MatchesTheQuantizedInputsSummedExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, Q4GemmKernelTest,
-                         ::testing::Combine(::testing::Values("x86-64-avx2", "x86-64-avx512",
-                                                              "x86-64-avx512-bf16"),
-                                            ::testing::ValuesIn(kCases)),
+                         ::testing::ValuesIn(test::targetCases(
+                             {"x86-64-avx2", "x86-64-avx512", "x86-64-avx512-bf16"}, kCases)),
                          [](const auto &info) { return test::targetCaseName(info); });
 
 } // namespace
