@@ -71,7 +71,8 @@ std::vector<TargetInfo> TargetInfo::concreteTargets() const {
 }
 
 const char *targetNames() {
-  return "host, x86-64-avx2, x86-64-avx512, x86-64-avx512-bf16, arm64-linux, cuda, cuda-sm86";
+  return "host, native, x86-64-avx2, x86-64-avx512, x86-64-avx512-bf16, arm64-linux, cuda, "
+         "cuda-sm86";
 }
 
 llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
@@ -91,18 +92,21 @@ llvm::Expected<TargetInfo> resolveTarget(const std::string &name) {
   }
   if (std::optional<TargetInfo> cuda = resolveCudaTarget(name))
     return *cuda;
-  if (name != "host")
+  if (name != "host" && name != "native")
     return makeUsageError("--target: unknown target '" + name + "' (expected one of: " +
                           targetNames() + ")");
   Halide::Target host = Halide::get_host_target();
   if (host.os != Halide::Target::Linux || host.arch != Halide::Target::X86 || host.bits != 64)
-    return makeUsageError("--target host: only 64-bit x86 Linux hosts are supported (found " +
-                          host.to_string() + "); name a target instead");
+    return makeUsageError("--target " + name +
+                          ": only 64-bit x86 Linux hosts are supported (found " + host.to_string() +
+                          "); name a target instead");
   // The executable may run on another x86 machine than the compiler: it
   // carries both variants and picks one at start-up (runtime dispatch in the
-  // generated executor, TMC_ISA to force one).
+  // generated executor, TMC_ISA to force one). `native` keeps only the
+  // variant this CPU runs, once the plan's precisions are known.
   TargetInfo info;
-  info.name = name;
+  info.name = "host";
+  info.native = name == "native";
   info.variants = {concrete("x86-64-avx512", kAvx512, Isa::AVX512),
                    concrete("x86-64-avx2", kAvx2, Isa::AVX2)};
   // The Halide runtime is compiled once, for the baseline variant.

@@ -42,6 +42,10 @@ struct TargetInfo {
   /// q4 kernels (withDotProductVariant); `--target x86-64-avx512-bf16` names
   /// it.
   bool dotProducts = false;
+  /// `--target native`: `host` compiled for the one variant this CPU runs
+  /// (chosen once the plan's precisions are known: Pipeline.cpp), as
+  /// -march=native does: for a machine that runs what it builds.
+  bool native = false;
   bool gpu = false;          ///< kernels run on an NVIDIA GPU (Halide's CUDA backend)
   int cudaCapability = 0;    ///< with gpu: the PTX's compute capability (80, 86)
 
@@ -58,8 +62,9 @@ struct TargetInfo {
 const char *targetNames();
 
 /// Resolves a `--target` value. `host` on x86-64 is the multi-ISA target
-/// (AVX-512 and AVX2 variants, chosen at run time). An unknown or unsupported
-/// target is a usage error.
+/// (AVX-512 and AVX2 variants, chosen at run time); `native` is `host` marked
+/// to keep only the variant this CPU runs. An unknown or unsupported target
+/// is a usage error.
 llvm::Expected<TargetInfo> resolveTarget(const std::string &name);
 
 /// `host` with an AVX512-BF16/VNNI variant first, for a plan with bf16, int8

@@ -3,9 +3,12 @@
 #
 #   run_parity.py --tmc build/bin/tmc --spec NAME --work DIR [--target T]
 #
-# --target (default $TMC_PARITY_TARGET, else host) is tmc's --target: on a
+# --target (default $TMC_PARITY_TARGET, else native) is tmc's --target: on a
 # machine with an NVIDIA GPU, `TMC_PARITY_TARGET=cuda ctest -L parity` runs
-# the same suite against CUDA executables.
+# the same suite against CUDA executables. `native` is the variant of `host`
+# this CPU runs, compiled alone (a third of host's compile time): the same
+# kernels the multi-ISA executable would pick here; the e2e suite checks
+# every variant of `host` and its dispatch (tests/e2e, TMC_ISA).
 # NAME is one of `specs.py --list`. Compiles the spec, makes weights with
 # `tmc init-weights`, runs the executable on a few inputs (full length, short
 # with padding, one token; segments and sources where the model takes them)
@@ -450,8 +453,8 @@ def main():
     parser.add_argument("--spec", required=True, help="a name from specs.py --list")
     parser.add_argument("--work", required=True, help="scratch directory")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--target", default=os.environ.get("TMC_PARITY_TARGET") or "host",
-                        help="tmc compile --target (default: $TMC_PARITY_TARGET or host)")
+    parser.add_argument("--target", default=os.environ.get("TMC_PARITY_TARGET") or "native",
+                        help="tmc compile --target (default: $TMC_PARITY_TARGET or native)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
