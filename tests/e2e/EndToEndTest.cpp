@@ -26,10 +26,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -185,6 +188,48 @@ public:
   std::string path;
 };
 
+/// The executable of `specPath` compiled with kCompileFlags, shared by the
+/// tests of one spec (MatchesOracle and EveryDecodingStepMatchesTheReference
+/// run the same model; under ASan each compilation is the most of a test's
+/// time). It lives in TMC_E2E_MODEL_DIR (the build tree) under a key of the
+/// spec's text, the flags and the compiler binary's size and time, so that a
+/// rebuilt tmc or an edited spec compiles anew; an exclusive lock per key
+/// makes ctest's parallel processes wait for one compilation, which writes a
+/// temporary file and renames it, so no test ever runs a half-written one.
+/// Empty (with a test failure) when the compilation fails.
+std::string sharedModel(const std::string &specPath, const std::string &tmc) {
+  std::ifstream specFile(specPath, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(specFile)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  const auto tmcTime = fs::last_write_time(tmc, ec).time_since_epoch().count();
+  const std::string identity = text + "\n" + kCompileFlags + "\n" + tmc + " " +
+                               std::to_string(fs::file_size(tmc, ec)) + " " +
+                               std::to_string(tmcTime);
+  char key[17];
+  std::snprintf(key, sizeof key, "%016zx", std::hash<std::string>{}(identity));
+  const fs::path dir =
+      fs::path(TMC_E2E_MODEL_DIR) / (fs::path(specPath).stem().string() + "-" + key);
+  fs::create_directories(dir, ec);
+  const std::string model = (dir / "model").string();
+  int lock = open((dir / "lock").c_str(), O_CREAT | O_RDWR, 0644);
+  EXPECT_GE(lock, 0) << "cannot open the lock of " << dir;
+  if (lock < 0)
+    return "";
+  flock(lock, LOCK_EX);
+  bool ok = fs::exists(model);
+  if (!ok) {
+    const std::string partial = model + ".partial";
+    ok =
+        runOk(quote(tmc) + " compile " + quote(specPath) + kCompileFlags + " -o " + quote(partial));
+    if (ok)
+      fs::rename(partial, model, ec);
+    ok = ok && !ec;
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return ok ? model : "";
+}
+
 class EndToEnd : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EndToEnd, MatchesOracle) {
@@ -202,10 +247,9 @@ TEST_P(EndToEnd, MatchesOracle) {
 
   ScratchDir dir;
   ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
-  std::string model = dir.path + "/model";
+  std::string model = sharedModel(specPath, tmc);
+  ASSERT_FALSE(model.empty());
   std::string weightsPath = dir.path + "/w.safetensors";
-  ASSERT_TRUE(
-      runOk(quote(tmc) + " compile " + quote(specPath) + kCompileFlags + " -o " + quote(model)));
   ASSERT_TRUE(runOk(quote(tmc) + " init-weights " + quote(specPath) + " -o " +
                     quote(weightsPath) + " --seed 7"));
 
@@ -425,9 +469,9 @@ TEST_P(Generation, EveryDecodingStepMatchesTheReference) {
   std::string tmc = tmcPath();
   ScratchDir dir;
   ASSERT_FALSE(dir.path.empty()) << "cannot create a temp dir";
-  std::string model = dir.path + "/model", weights = dir.path + "/w.safetensors";
-  ASSERT_TRUE(
-      runOk(quote(tmc) + " compile " + quote(specPath) + kCompileFlags + " -o " + quote(model)));
+  std::string weights = dir.path + "/w.safetensors";
+  std::string model = sharedModel(specPath, tmc);
+  ASSERT_FALSE(model.empty());
 
   std::string diagnostics;
   llvm::raw_string_ostream stream(diagnostics);
