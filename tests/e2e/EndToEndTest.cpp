@@ -224,6 +224,15 @@ std::string sharedModel(const std::string &specPath, const std::string &tmc) {
     if (ok)
       fs::rename(partial, model, ec);
     ok = ok && !ec;
+    // The spec's models from earlier compilers or texts are stale now.
+    const std::string prefix = fs::path(specPath).stem().string() + "-";
+    for (const auto &entry : fs::directory_iterator(TMC_E2E_MODEL_DIR, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (ok && entry.path() != dir && name.size() == prefix.size() + 16 &&
+          name.compare(0, prefix.size(), prefix) == 0 &&
+          name.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos)
+        fs::remove_all(entry.path(), ec);
+    }
   }
   flock(lock, LOCK_UN);
   close(lock);
