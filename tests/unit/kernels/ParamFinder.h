@@ -216,7 +216,7 @@ inline bool targetRunsHere(const std::string &name) {
 /// watch there is the lowering code, the same C++ for every target, while
 /// the kernels are Halide's uninstrumented machine code, which the main
 /// build checks value by value on every target; and each JIT compilation
-/// costs about 15 s instrumented (261 of them made half of CI's test time).
+/// costs about 15 s instrumented (261 of them took most of sanitize-unit's 21 minutes).
 /// The one kept is the richest this CPU runs: the last of `targets` that
 /// runs here (the first when none does; its tests then skip).
 inline std::vector<std::string> suiteTargets(const std::vector<std::string> &targets) {
