@@ -300,7 +300,6 @@ llvm::Error CompileJob::run() {
   pipeline.spec = options.spec;
   pipeline.target = options.target;
   pipeline.tuningDb = options.tuningDb;
-  pipeline.runnableVariantOnly = options.runnableVariantOnly;
   pipeline.overrides = options.overrides;
   pipeline.optLevel = options.optLevel;
   pipeline.explain = options.explain;

@@ -28,9 +28,6 @@ struct CompileOptions {
   bool printIRAfterAll = false;
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)
-  /// Only the variant of a multi-ISA target that this machine runs (`tmc
-  /// verify`: its executable runs here, and the other variants never would).
-  bool runnableVariantOnly = false;
   std::string tuningDb;         ///< --tuning-db: schedules from `tmc tune`'s database
   SpecOverrides overrides;      ///< --precision: changes to a .tm input's spec
 };

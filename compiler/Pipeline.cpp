@@ -253,7 +253,7 @@ llvm::Expected<std::unique_ptr<PlannedModel>> runPipeline(const PipelineOptions 
   const bool reduced = llvm::any_of(
       model->plan.kernels, [](const KernelDesc &kernel) { return kernel.precision != "f32"; });
   model->target = reduced && !gpuSchedulesOnHost() ? withDotProductVariant(*target) : *target;
-  if ((options.runnableVariantOnly || target->native) && !model->target->variants.empty())
+  if (target->native && !model->target->variants.empty())
     model->target = runnableVariant(*model->target);
   const TargetInfo &resolved = *model->target;
   ScheduleTable tuned;

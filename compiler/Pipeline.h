@@ -55,7 +55,6 @@ struct PipelineOptions {
   /// (a plan for its sizes only, e.g. the memory estimate).
   std::string target;
   std::string tuningDb;       ///< --tuning-db: tuned schedules, else the defaults
-  bool runnableVariantOnly = false; ///< CompileOptions::runnableVariantOnly
   unsigned optLevel = 2;
   bool explain = false;       ///< remarks: fusions made and declined, op -> kernel
   bool printIRAfterAll = false;

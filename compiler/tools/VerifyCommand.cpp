@@ -416,9 +416,10 @@ int verifyCommand(int argc, char **argv) {
   CompileOptions options;
   options.input = input;
   options.output = dir + "/model";
-  options.target = target;
+  // Host's variant this machine runs alone (`native`): the executable runs
+  // here, and the other variants never would.
+  options.target = target == "host" ? "native" : std::string(target);
   options.trace = true;
-  options.runnableVariantOnly = true;
   options.tuningDb = tuningDb;
   options.overrides = *overrides;
   options.optLevel = static_cast<unsigned>(optLevel - '0');
