@@ -207,8 +207,8 @@ std::string sharedModel(const std::string &specPath, const std::string &tmc) {
                                std::to_string(tmcTime);
   char key[17];
   std::snprintf(key, sizeof key, "%016zx", std::hash<std::string>{}(identity));
-  const fs::path dir =
-      fs::path(TMC_E2E_MODEL_DIR) / (fs::path(specPath).stem().string() + "-" + key);
+  const std::string prefix = fs::path(specPath).stem().string() + "-";
+  const fs::path dir = fs::path(TMC_E2E_MODEL_DIR) / (prefix + key);
   fs::create_directories(dir, ec);
   const std::string model = (dir / "model").string();
   int lock = open((dir / "lock").c_str(), O_CREAT | O_RDWR, 0644);
@@ -225,7 +225,6 @@ std::string sharedModel(const std::string &specPath, const std::string &tmc) {
       fs::rename(partial, model, ec);
     ok = ok && !ec;
     // The spec's models from earlier compilers or texts are stale now.
-    const std::string prefix = fs::path(specPath).stem().string() + "-";
     for (const auto &entry : fs::directory_iterator(TMC_E2E_MODEL_DIR, ec)) {
       const std::string name = entry.path().filename().string();
       if (ok && entry.path() != dir && name.size() == prefix.size() + 16 &&
