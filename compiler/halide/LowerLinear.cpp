@@ -41,6 +41,9 @@ namespace tmc::halide {
 
 namespace {
 
+/// Row tiles a call needs for its f32 tokens to be packed (pack_tokens=1).
+constexpr int kPackTokensMinTiles = 8;
+
 /// The loop variables shared by the stages of one GEMM.
 struct GemmVars {
   Var n{"n"}, t{"t"}, j{"j"}, p{"p"}, kb{"kb"};
@@ -141,15 +144,18 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   Var xi("xi"), xk("xk"), xtile("xtile");
   if (packTokens)
     xt(xi, xk, xtile) = xc(xk, xtile * packRows + xi);
-  // With a decode specialization (T == 1), its one row is read in place:
-  // the specialization simplifies the select away, and Halide then skips
-  // the packing for T == 1. Without one the select would stay in the loop.
-  const bool oneRowInPlace = schedule.decodeVariant && l.tileRows > 1;
+  // Calls of fewer than kPackTokensMinTiles row tiles read their rows in
+  // place: a decoding step's one row, and a batched step's few (one per
+  // sequence). Their weights stream from memory while the tile computes, and
+  // packed, those steps ran 8-12% slower (GPT-2 small at 4-32 sequences,
+  // Zen 4, 2026-11-28; 128-row prefills the same either way there). The
+  // calls' specialization (below) simplifies the select away, and Halide
+  // then skips the packing for them.
+  const int packMinRows = kPackTokensMinTiles * packRows;
   auto token = [&](Expr k, Expr row) -> Expr {
     if (!packTokens)
       return xc(k, row);
-    Expr packedRow = xt(row % packRows, k, row / packRows);
-    return oneRowInPlace ? select(T == 1, xc(k, row), packedRow) : packedRow;
+    return select(T < packMinRows, xc(k, row), xt(row % packRows, k, row / packRows));
   };
   Expr init = kernel.hasBias ? b(min(p * P + j, N - 1)) : Expr(0.0f);
 
@@ -329,6 +335,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   };
   if (decode)
     scheduleOut(out.specialize(T == 1), 1, false);
+  if (packTokens)
+    scheduleOut(out.specialize(T < packMinRows), R, false);
   if (tokenBlocks)
     scheduleOut(out.specialize(T >= 8 * blockTiles * R), R, true);
   scheduleOut(out, R, false);
