@@ -3,14 +3,18 @@ parallel sequences, GPT-2 small, one run.
 
     bench/e2e/batch_decode.py [--build-dir build] [--seqs 1,4,16,32] [--threads 1,2]
                               [--rounds 3] [--runs 2] [--prompt 128] [--steps 16]
-                              [--results bench/results]
+                              [--kv-cache f16] [--results bench/results]
 
 A decoding step of B sequences reads the weights once for all of them: tmc's runtime runs the
 B rows of a step as one GEMM per linear (runtime/tmr.h, "Batches"), llama.cpp (node-llama-cpp's
 CPU build) decodes the queued tokens of a context's sequences as one llama_decode. tmc compiles
 GPT-2 small with `--emit=lib --max-batch 32` and bench/e2e/batch_decode.c drives it; llama.cpp
 runs the same seeded weights as an f32 GGUF through bench/peers/llama_batch_runner.mjs (one
-context of B sequences, flash attention on: its fastest here, as in llama_runner.mjs). Both get
+context of B sequences, flash attention on: its fastest here, as in llama_runner.mjs). The
+key/value caches are f16 in both: llama.cpp's default type (node-llama-cpp's
+experimentalKvCacheKeyType/ValueType, left unset: F16; each run reports the types it used),
+and tmc's `--kv-cache f16` (`--kv-cache f32` for tmc's default, whose steps read twice the
+bytes per sequence from the caches). Both get
 the same B prompts of --prompt tokens (a deterministic stream per sequence), prefill them in
 one batch, then take --steps greedy steps, each one batched call over the B sequences, timed
 whole (the next-token choice included). Each process warms up with one round, then times
@@ -250,7 +254,10 @@ def svg_plot(doc):
 
 
 def markdown(doc):
-    lines = [f"GPT-2 small, f32: {doc['model']['prompt_tokens']}-token prompts, then "
+    kv = doc["settings"].get("tmc_kv_cache", "f32")
+    lines = [f"GPT-2 small, f32 weights, {kv} key/value caches (tmc `--kv-cache {kv}`; "
+             f"llama.cpp's {', '.join(doc['settings'].get('llama_kv_cache_types', []))}): "
+             f"{doc['model']['prompt_tokens']}-token prompts, then "
              f"{doc['model']['decode_steps']} greedy steps of B sequences together; step times of "
              f"{doc['settings']['rounds']} interleaved rounds x {doc['settings']['runs_per_round']} "
              "timed rounds pooled (each round's first step left out). tokens/s = B / median step; "
@@ -278,7 +285,8 @@ def markdown(doc):
 def main():
     args, tmc, work, threads = bench.script_arguments(
         __doc__, "bench-batch-decode", 2,
-        [("--seqs", str, "1,4,16,32"), ("--prompt", int, 128), ("--steps", int, 16)])
+        [("--seqs", str, "1,4,16,32"), ("--prompt", int, 128), ("--steps", int, 16),
+         ("--kv-cache", str, "f16")])
     seqs = [int(b) for b in args.seqs.split(",")]
 
     spec = bench.MODELS["gpt2"][0]
@@ -291,7 +299,8 @@ def main():
     parity = bench.check_parity(model, ["llama"])
     gguf = os.path.join(model.dir, "model.gguf")
     max_batch = max([MAX_BATCH] + seqs)
-    exe = bench.build_c_harness(tmc, model, max_batch, "batch_decode.c", "batch-lib")
+    exe = bench.build_c_harness(tmc, model, max_batch, "batch_decode.c",
+                                f"batch-lib-kv{args.kv_cache}", ["--kv-cache", args.kv_cache])
     token_check = check_tokens(exe, model, args, max(threads))
 
     load_before = bench.loadavg()
@@ -338,6 +347,10 @@ def main():
                                                      "stream per sequence, the same for both engines"},
            "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads,
                         "seqs": seqs, "tmc_max_batch": max_batch, "llama_flash_attention": True,
+                        "tmc_kv_cache": args.kv_cache,
+                        "llama_kv_cache_types": sorted({json.dumps(r["kv_cache_types"])
+                                                        for (e, _, _), results in samples.items()
+                                                        if e == "llama.cpp" for r in results}),
                         "first_step_of_each_round_dropped": True,
                         "step_timing": "the batched call and each sequence's greedy next token"},
            "parity": parity, "token_check": token_check, "rows": rows, "by_seqs": by_seqs}

@@ -180,14 +180,14 @@ def script_arguments(doc, work, runs, extra=()):
             [int(t) for t in args.threads.split(",")])
 
 
-def build_c_harness(tmc, model, max_batch, source, lib_name):
+def build_c_harness(tmc, model, max_batch, source, lib_name, flags=()):
     """`model`'s spec as a library (DIR/libmodel.a, DIR/model.h; DIR = its directory's
-    `lib_name`, compiled with --max-batch) and bench/e2e/`source` (a C harness over tmr.h's
-    batches) linked to it; returns the harness executable."""
+    `lib_name`, compiled with --max-batch and `flags`) and bench/e2e/`source` (a C harness
+    over tmr.h's batches) linked to it; returns the harness executable."""
     lib_dir = os.path.join(model.dir, lib_name)
     os.makedirs(lib_dir, exist_ok=True)
-    log(f"   tmc compile --emit=lib --max-batch {max_batch}; building {source}")
-    run([tmc, "compile", model.spec, "--emit=lib", "--max-batch", str(max_batch),
+    log(f"   tmc compile --emit=lib --max-batch {max_batch} {' '.join(flags)}; building {source}")
+    run([tmc, "compile", model.spec, "--emit=lib", "--max-batch", str(max_batch), *flags,
          "-o", os.path.join(lib_dir, "model")])
     exe = os.path.join(lib_dir, os.path.splitext(source)[0])
     run(["cc", "-std=c99", "-O2", os.path.join(HERE, source), "-I" + lib_dir,

@@ -25,7 +25,7 @@
 // 2..S of every reported round], tokens: [sequence 0's greedy tokens in the last round],
 // peak_rss_bytes, llama_decode_calls: {prefill, step}, flash_attention, context_size (per
 // sequence), batch_size}.
-import {getLlama, LlamaLogLevel} from "node-llama-cpp";
+import {getLlama, GgmlType, LlamaLogLevel} from "node-llama-cpp";
 import {parseArgs, peakRssBytes} from "./common.mjs";
 
 const args = parseArgs();
@@ -124,6 +124,8 @@ console.log(JSON.stringify({seqs, threads, current_threads: context.currentThrea
                             peak_rss_bytes: peakRssBytes(),
                             llama_decode_calls: {prefill: prefillDecodes, step: stepDecodes},
                             flash_attention: flashAttention, context_size: context.contextSize,
+                            kv_cache_types: {key: GgmlType[context.kvCacheKeyType] ?? null,
+                                             value: GgmlType[context.kvCacheValueType] ?? null},
                             batch_size: context.batchSize}));
 await context.dispose();
 await model.dispose();
