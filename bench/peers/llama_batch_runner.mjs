@@ -24,7 +24,8 @@
 // {seqs, threads, current_threads, prompt, steps, prefill_ms: [per round], step_ms: [steps
 // 2..S of every reported round], tokens: [sequence 0's greedy tokens in the last round],
 // peak_rss_bytes, llama_decode_calls: {prefill, step}, flash_attention, context_size (per
-// sequence), batch_size}.
+// sequence), batch_size, kv_cache_types: {key, value} (ggml type names: F16 unless
+// node-llama-cpp's default changes)}.
 import {getLlama, GgmlType, LlamaLogLevel} from "node-llama-cpp";
 import {parseArgs, peakRssBytes} from "./common.mjs";
 
