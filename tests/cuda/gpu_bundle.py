@@ -3,7 +3,7 @@
 #
 #   gpu_bundle.py prepare --tmc build/bin/tmc --out DIR [--precision P] [--kv-cache P]
 #                         [--quantize] [--on-host] [--bench] SPEC.tm ...
-#   gpu_bundle.py check DIR [--tolerance 1e-4]
+#   gpu_bundle.py check DIR [--tolerance 1e-4] [--timeout 300]
 #   gpu_bundle.py on-host --tmc build/bin/tmc --out DIR [--precisions bf16,int8] SPEC.tm ...
 #
 # `prepare` (on the machine with the compiler) compiles each spec twice, for
@@ -38,11 +38,16 @@ SOURCE = "3,1,4,1,5,9,2"
 STEPS = 8
 
 
+# Seconds one command may run (`check --timeout`): a GPU machine is lent for
+# minutes, and a hung executable must not spend them all.
+TIMEOUT = 300
+
+
 def run(cmd, **kwargs):
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kwargs)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kwargs)
     except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after 300 s")
+        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {TIMEOUT} s")
 
 
 def must(cmd, **kwargs):
@@ -228,6 +233,7 @@ def check(args):
 
 
 def main():
+    global TIMEOUT
     parser = argparse.ArgumentParser(description="CUDA executables checked against the host")
     sub = parser.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("prepare")
@@ -247,6 +253,8 @@ def main():
     c = sub.add_parser("check")
     c.add_argument("dir")
     c.add_argument("--tolerance", type=float, default=1e-4)
+    c.add_argument("--timeout", type=int, default=TIMEOUT,
+                   help="seconds each executable may run before it counts as failed")
     h = sub.add_parser("on-host", help="prepare --on-host for each precision, then check")
     h.add_argument("--tmc", required=True)
     h.add_argument("--out", required=True)
@@ -254,6 +262,7 @@ def main():
     h.add_argument("--tolerance", type=float, default=1e-4)
     h.add_argument("specs", nargs="+")
     args = parser.parse_args()
+    TIMEOUT = getattr(args, "timeout", TIMEOUT)
     if args.verb == "on-host":
         shutil.rmtree(args.out, ignore_errors=True)
         args.on_host, args.bench, args.quantize, args.dir = True, False, False, args.out
