@@ -334,9 +334,15 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
     if (llvm::Error error = makeWorkDir())
       return error;
   request.workDir = workDir;
+  request.kernelCache = options.kernelCache;
+  request.jobs = options.jobs;
   llvm::Expected<KernelBuildResult> kernels = buildKernels(plan, target, request);
   if (!kernels)
     return kernels.takeError();
+  if (options.explain && !options.kernelCache.empty() && request.compileObjects)
+    llvm::errs() << "tmc: kernel cache '" << options.kernelCache << "': " << kernels->cachedObjects
+                 << " of " << kernels->cachedObjects + kernels->compiledObjects
+                 << " objects reused, " << kernels->compiledObjects << " compiled\n";
   for (auto [stage, text, dumpName] :
        {std::tuple{Stage::Halide, &kernels->halideText, dumpFileName(Stage::Halide)},
         std::tuple{Stage::Stmt, &kernels->stmtText, dumpFileName(Stage::Stmt)},

@@ -29,6 +29,8 @@ struct CompileOptions {
   bool explain = false;         ///< remarks: fusions made and declined, op -> kernel
   bool trace = false;           ///< executor reports every kernel's output (`tmc verify`)
   std::string tuningDb;         ///< --tuning-db: schedules from `tmc tune`'s database
+  std::string kernelCache;      ///< --kernel-cache: a directory of compiled kernel objects
+  int jobs = 0;                 ///< --jobs: kernel objects compiled at once (0: one per CPU)
   SpecOverrides overrides;      ///< --precision: changes to a .tm input's spec
 };
 

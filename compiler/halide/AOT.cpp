@@ -3,6 +3,7 @@
 #include "compiler/halide/AOT.h"
 
 #include "compiler/Error.h"
+#include "compiler/halide/ObjectCache.h"
 
 #include <algorithm>
 #include <csignal>
@@ -112,17 +113,25 @@ private:
     size_t reasonLength = std::strcspn(reason, "\n");
     char message[2048];
     size_t at = 0;
-    const char *head = "tmc: error: cannot write the kernels' object files (";
+    // In a compile job's child the parent reports it, with tmc's prefix.
+    const char *head = reportFd >= 0 ? "cannot write the kernels' object files ("
+                                     : "tmc: error: cannot write the kernels' object files (";
     append(message, at, sizeof(message), head, std::strlen(head));
     append(message, at, sizeof(message), file, std::strlen(file));
     append(message, at, sizeof(message), "): ", 3);
     append(message, at, sizeof(message), reason, reasonLength);
     append(message, at, sizeof(message), limit, std::strlen(limit));
-    append(message, at, sizeof(message), "\n", 1);
-    ssize_t ignored = ::write(savedStderr, message, at);
+    if (reportFd < 0)
+      append(message, at, sizeof(message), "\n", 1);
+    ssize_t ignored = ::write(reportFd >= 0 ? reportFd : savedStderr, message, at);
     (void)ignored;
     ::_exit(1);
   }
+
+public:
+  static inline int reportFd = -1; ///< reportWriteFailuresTo
+
+private:
   static inline char file[1024], limit[128];
   static inline int savedStderr = -1, captureFd = -1;
   std::FILE *capture = nullptr;
@@ -131,6 +140,8 @@ private:
 };
 
 } // namespace
+
+void reportWriteFailuresTo(int fd) { HalideWriteGuard::reportFd = fd; }
 
 llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functionName,
                           const TargetInfo &target, const KernelOutputs &outputs) {
@@ -153,15 +164,40 @@ llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functi
       const char *text = static_cast<const char *>(buffer.data());
       *outputs.deviceCode += std::string(text, strnlen(text, buffer.size_in_bytes()));
     }
-    HalideWriteGuard guard(files.begin() != files.end() ? files.begin()->second : functionName);
-    module.compile(files);
+    // Only a lone object is cached: the other outputs need Halide anyway.
+    ObjectCache cache(files.size() == 1 && !outputs.object.empty() && !outputs.deviceCode
+                          ? outputs.cacheDir
+                          : std::string());
+    std::string key = cache.enabled() ? objectKey(module) : std::string();
+    bool hit = cache.fetch(key, outputs.object);
+    if (outputs.cacheHit)
+      *outputs.cacheHit = hit;
+    if (hit)
+      return;
+    {
+      HalideWriteGuard guard(files.begin() != files.end() ? files.begin()->second : functionName);
+      module.compile(files);
+    }
+    cache.store(key, outputs.object);
   });
 }
 
-llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPath) {
+llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPath,
+                           const std::string &cacheDir, bool *cacheHit) {
   return catchHalide([&] {
-    HalideWriteGuard guard(objectPath);
-    compile_standalone_runtime(objectPath, Target(target.halideTarget));
+    Target halideTarget(target.halideTarget);
+    ObjectCache cache(cacheDir);
+    std::string key = cache.enabled() ? runtimeKey(halideTarget) : std::string();
+    bool hit = cache.fetch(key, objectPath);
+    if (cacheHit)
+      *cacheHit = hit;
+    if (hit)
+      return;
+    {
+      HalideWriteGuard guard(objectPath);
+      compile_standalone_runtime(objectPath, halideTarget);
+    }
+    cache.store(key, objectPath);
   });
 }
 

@@ -23,6 +23,8 @@ struct KernelBuildRequest {
   bool wantStmt = false;    ///< collect Halide's lowered statements
   bool wantAssembly = false;
   bool wantDevice = false;  ///< collect each kernel's device code (GPU targets)
+  std::string kernelCache;  ///< --kernel-cache: objects reused by content (ObjectCache.h)
+  int jobs = 0;             ///< objects compiled at once (0: one per CPU this process may use)
 };
 
 struct KernelBuildResult {
@@ -33,10 +35,13 @@ struct KernelBuildResult {
   /// with GPU code; host-only kernels (weight packing) have none.
   std::vector<std::pair<std::string, std::string>> deviceCode;
   std::vector<std::string> objects; ///< kernel objects, then the Halide runtime object
+  int cachedObjects = 0;            ///< of `objects`, copied from the kernel cache
+  int compiledObjects = 0;          ///< of `objects`, written by Halide
 };
 
 /// Lowers every kernel of `plan` under the schedule the plan carries for it
-/// and compiles it for `target` (each concrete target of a multi-ISA one).
+/// and compiles it for `target` (each concrete target of a multi-ISA one),
+/// each object in a process of its own, `request.jobs` at once.
 llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const TargetInfo &target,
                                                const KernelBuildRequest &request);
 

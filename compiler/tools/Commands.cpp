@@ -65,6 +65,13 @@ std::string allowedPrecisions() {
   return list;
 }
 
+std::string KernelCacheOption::directory() const {
+  if (value.getNumOccurrences())
+    return value;
+  const char *environment = std::getenv("TMC_KERNEL_CACHE");
+  return environment ? environment : "";
+}
+
 Expected<SpecOverrides> PrecisionOption::overrides() const {
   SpecOverrides overrides;
   // Checked by occurrence, not by emptiness: `--precision=` is a bad value.

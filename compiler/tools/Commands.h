@@ -59,6 +59,20 @@ struct PrecisionOption {
   llvm::Expected<SpecOverrides> overrides() const;
 };
 
+/// `--kernel-cache DIR`, shared by the commands that compile kernels: a
+/// directory of compiled kernel objects reused by content (halide/ObjectCache.h).
+struct KernelCacheOption {
+  llvm::cl::opt<std::string> value{
+      "kernel-cache",
+      llvm::cl::desc("Reuse compiled kernel objects from DIR, keyed by the SHA-256 of what "
+                     "Halide compiles, and keep new ones there (default: $TMC_KERNEL_CACHE; "
+                     "unset or empty: no cache)"),
+      llvm::cl::value_desc("DIR"), llvm::cl::cat(toolOptions)};
+
+  /// The flag's directory, else $TMC_KERNEL_CACHE's, else "" (none).
+  std::string directory() const;
+};
+
 int checkCommand(int argc, char **argv);
 int importCommand(int argc, char **argv);
 int manifestCommand(int argc, char **argv);

@@ -43,7 +43,7 @@ bool parseDuration(const std::string &text, double *seconds) {
 
 int tuneCommand(int argc, char **argv) {
   releaseGlobalOptions({"target", "db", "budget", "resume", "threads", "tokens", "timeout", "seed",
-                        "max-trials", "report", "svg", "precision"});
+                        "max-trials", "report", "svg", "precision", "kernel-cache"});
   cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("MODEL.tm"),
                              cl::cat(toolOptions));
   cl::opt<std::string> db("db", cl::Required,
@@ -80,6 +80,7 @@ int tuneCommand(int argc, char **argv) {
   cl::opt<std::string> svg("svg", cl::desc("--report: where the chart goes (default FILE.svg)"),
                            cl::value_desc("SVG"), cl::cat(toolOptions));
   PrecisionOption precision;
+  KernelCacheOption kernelCache;
   // runCompile (which forms the kernel plan) applies MLIR's pass-manager
   // options; they must exist even when none is given.
   mlir::registerAsmPrinterCLOptions();
@@ -138,6 +139,7 @@ int tuneCommand(int argc, char **argv) {
   options.tokens = tokens;
   options.timeoutSeconds = timeout;
   options.seed = seed;
+  options.kernelCache = kernelCache.directory();
   options.maxTrials = maxTrials;
   return report ? tune::runReport(options) : tune::runTune(options);
 }

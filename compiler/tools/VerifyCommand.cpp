@@ -303,6 +303,7 @@ int verifyCommand(int argc, char **argv) {
                                   "its own kernel, so every value is compared)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   PrecisionOption precision;
+  KernelCacheOption kernelCache;
   cl::opt<std::string> referencePrecision(
       "reference-precision",
       cl::desc("Evaluate the reference with every linear in this precision (f32, bf16, int8 or "
@@ -421,6 +422,7 @@ int verifyCommand(int argc, char **argv) {
   options.target = target == "host" ? "native" : std::string(target);
   options.trace = true;
   options.tuningDb = tuningDb;
+  options.kernelCache = kernelCache.directory();
   options.overrides = *overrides;
   options.optLevel = static_cast<unsigned>(optLevel - '0');
   KernelPlan plan;

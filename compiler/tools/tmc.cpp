@@ -84,7 +84,8 @@ int initWeightsCommand(int argc, char **argv) {
 
 int compileCommand(int argc, char **argv) {
   releaseGlobalOptions({"o", "emit", "target", "dump-stages-to", "print-ir-after-all", "explain",
-                        "threads", "O", "spec", "tuning-db", "precision", "max-batch"});
+                        "threads", "O", "spec", "tuning-db", "precision", "max-batch",
+                        "kernel-cache", "jobs"});
   cl::opt<std::string> input(cl::Positional, cl::Required,
                              cl::desc("MODEL.tm, or MODEL.mlir saved by --emit=tm|tm-opt"),
                              cl::cat(toolOptions));
@@ -128,9 +129,14 @@ int compileCommand(int argc, char **argv) {
                         cl::desc("Run consecutive row-wise kernels in blocks of N token rows, "
                                  "each block through all of them (0: off; default 0)"),
                         cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
+  cl::opt<int> jobs("jobs",
+                    cl::desc("Kernel objects compiled at once, each in a process of its own "
+                             "(default 0: one per CPU this process may use)"),
+                    cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
   PrecisionOption precision;
+  KernelCacheOption kernelCache;
   // MLIR's printing, context and pass-manager flags: --mlir-print-debuginfo,
   // --mlir-print-ir-after-all, --mlir-timing and the rest of their family.
   mlir::registerAsmPrinterCLOptions();
@@ -149,6 +155,7 @@ int compileCommand(int argc, char **argv) {
   options.printIRAfterAll = printAfterAll;
   options.explain = explain;
   options.tuningDb = tuningDb;
+  options.kernelCache = kernelCache.directory();
   std::optional<tmc::Stage> stage = tmc::parseStage(emit);
   if (!stage)
     return tmc::reportError(tmc::makeUsageError("--emit: unknown stage '" + emit.getValue() +
@@ -162,6 +169,10 @@ int compileCommand(int argc, char **argv) {
   if (threads < 0 || threads > 1024)
     return tmc::reportError(tmc::makeUsageError("--threads: " + Twine(threads.getValue()) +
                                                 " is out of range [0, 1024]"));
+  if (jobs < 0 || jobs > 1024)
+    return tmc::reportError(
+        tmc::makeUsageError("--jobs: " + Twine(jobs.getValue()) + " is out of range [0, 1024]"));
+  options.jobs = jobs;
   if (maxBatch < 1 || maxBatch > 256)
     return tmc::reportError(tmc::makeUsageError("--max-batch: " + Twine(maxBatch.getValue()) +
                                                 " is out of range [1, 256]"));

@@ -259,6 +259,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
             linear ? halide::lowerPackedLinear(kernel, schedule) : halide::lowerKernel(kernel, schedule);
         halide::KernelOutputs outputs;
         outputs.object = cand + ".o";
+        outputs.cacheDir = kernelCache;
         const TargetInfo kernelTarget =
             kernel.usesDotProducts() ? target : withoutDotProducts(target);
         if (llvm::Error error = halide::compileKernel(lowered, "tmk_cand", kernelTarget, outputs))
@@ -266,6 +267,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
         if (hasDecodeKernel()) {
           halide::KernelOutputs decodeOutputs;
           decodeOutputs.object = cand + "_decode.o";
+          decodeOutputs.cacheDir = kernelCache;
           if (llvm::Error error = halide::compileKernel(
                   halide::lowerKernel(kernel, decodeKernelSchedule(kernel, schedule)),
                   "tmk_cand_decode", kernelTarget, decodeOutputs))
@@ -276,6 +278,7 @@ Measurement KernelBench::measure(const Schedule &schedule, bool reference, doubl
           halide::LoweredKernel pack = halide::lowerPackWeight(kernel, schedule);
           halide::KernelOutputs packOutputs;
           packOutputs.object = cand + "_pack.o";
+          packOutputs.cacheDir = kernelCache;
           if (llvm::Error error = halide::compileKernel(pack, "tmk_cand_pack",
                                                         withoutDotProducts(target), packOutputs))
             return error;
@@ -333,8 +336,9 @@ Measurement KernelBench::run(const std::string &executable, bool reference, doub
   return m;
 }
 
-llvm::Error compileRuntimeObject(const TargetInfo &target, const std::string &path) {
-  return runInChild([&] { return halide::compileRuntime(target, path); }, 300,
+llvm::Error compileRuntimeObject(const TargetInfo &target, const std::string &path,
+                                 const std::string &kernelCache) {
+  return runInChild([&] { return halide::compileRuntime(target, path, kernelCache); }, 300,
                     path + ".error");
 }
 

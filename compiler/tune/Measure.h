@@ -65,6 +65,11 @@ public:
   /// declarations, its arguments' shapes and the call (for tests and debugging).
   std::string harnessSource() const;
 
+  /// Candidates' objects are kept in and reused from this kernel cache
+  /// (halide/ObjectCache.h; empty: none): `--resume` and the defaults
+  /// measured by every run compile what an earlier run did.
+  void setKernelCache(std::string directory) { kernelCache = std::move(directory); }
+
   /// Whether the executor runs a variant kernel of its own at T = 1
   /// (decodeKernelSuffix): the harness then times and checks that one there.
   bool hasDecodeKernel() const;
@@ -74,7 +79,7 @@ private:
 
   KernelDesc kernel;
   TargetInfo target;
-  std::string dir, runtimeObject;
+  std::string dir, runtimeObject, kernelCache;
   int threads, tokens;
   int serial = 0;
 };
@@ -87,6 +92,7 @@ llvm::Error runInChild(const std::function<llvm::Error()> &fn, double timeout,
                        const std::string &errorFile);
 
 /// Compiles the Halide runtime for `target` into `path` (in a child process).
-llvm::Error compileRuntimeObject(const TargetInfo &target, const std::string &path);
+llvm::Error compileRuntimeObject(const TargetInfo &target, const std::string &path,
+                                 const std::string &kernelCache = {});
 
 } // namespace tmc::tune

@@ -24,6 +24,7 @@
 #include "compiler/Pipeline.h"
 #include "compiler/Target.h"
 #include "compiler/TuningDb.h"
+#include "compiler/halide/ObjectCache.h"
 #include "compiler/tune/Autoschedule.h"
 #include "compiler/tune/FmaPeak.h"
 #include "compiler/tune/Format.h"
@@ -253,7 +254,11 @@ llvm::Error Tuner::setUp() {
     return makeError("cannot create a temporary directory: " + ec.message());
   workDir = std::string(dir);
   runtimeObject = workDir + "/halide_runtime.o";
-  if (llvm::Error error = compileRuntimeObject(target, runtimeObject))
+  // A kernel cache that cannot be written warns once here, not per candidate.
+  std::string kernelCache = options.kernelCache;
+  if (!kernelCache.empty() && !halide::ObjectCache(kernelCache).writable())
+    kernelCache.clear();
+  if (llvm::Error error = compileRuntimeObject(target, runtimeObject, kernelCache))
     return withContext(std::move(error), "compiling the Halide runtime");
 
   std::map<size_t, int> calls;
@@ -271,6 +276,7 @@ llvm::Error Tuner::setUp() {
     job.space = std::make_unique<SearchSpace>(*job.kernel, target);
     job.bench = std::make_unique<KernelBench>(*job.kernel, target, job.dir, runtimeObject,
                                               options.threads, tokens);
+    job.bench->setKernelCache(kernelCache);
     for (const TuningEntry &e : db.entries) {
       if (e.kernel == job.kernel->legacyName() && e.kernel != job.name) {
         progress.note(warningLine(options.db + ":" + std::to_string(e.line) +

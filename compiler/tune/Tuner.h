@@ -23,6 +23,7 @@ struct TuneOptions {
   int maxTrials = 0;
   std::string svg;          ///< --report: the chart's path (default: DB.svg)
   SpecOverrides overrides;  ///< --precision: the kernels of that model are tuned
+  std::string kernelCache;  ///< --kernel-cache: candidates' objects reused by content
 
   /// Where --report writes the chart.
   std::string chartPath() const { return svg.empty() ? db + ".svg" : svg; }

@@ -11,6 +11,10 @@ config.test_exec_root = os.path.join(config.tmc_obj_root, "tests", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tmc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# The suite's shared kernel cache (tests/CMakeLists.txt), which lit would
+# otherwise leave out of the tests' environment.
+if "TMC_KERNEL_CACHE" in os.environ:
+    config.environment["TMC_KERNEL_CACHE"] = os.environ["TMC_KERNEL_CACHE"]
 # `UNSUPPORTED: sanitized` keeps a test out of the TMC_SANITIZE build's run:
 # the precision tests, whose time under ASan is compiling whole models while
 # their lowering code runs instrumented in the kernel unit tests.

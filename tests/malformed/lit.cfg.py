@@ -14,7 +14,8 @@ config.test_exec_root = os.path.join(config.tmc_obj_root, "tests", "malformed")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tmc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH", "TMPDIR"):
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH", "TMPDIR",
+             "TMC_KERNEL_CACHE"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
 
