@@ -176,12 +176,21 @@ pid_t startJob(const KernelJob &job, const KernelBuildRequest &request, const Ta
   // file: the parent prints one error, not one per child that hit it.
   int errorFd = ::open(files.error.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   halide::reportWriteFailuresTo(errorFd);
-  int status = 0;
-  if (llvm::Error error = runJob(job, request, target, files)) {
-    std::string message = llvm::toString(std::move(error));
+  // Nothing may leave this function in the child but _exit: an exception
+  // unwinding into the caller would run the rest of the parent's compile.
+  std::string message;
+  try {
+    if (llvm::Error error = runJob(job, request, target, files))
+      message = llvm::toString(std::move(error));
+  } catch (const std::exception &e) {
+    message = "compiling " + job.name + ": " + e.what();
+  } catch (...) {
+    message = "compiling " + job.name + ": an unknown exception";
+  }
+  int status = message.empty() ? 0 : 1;
+  if (status) {
     ssize_t ignored = ::write(errorFd, message.data(), message.size());
     (void)ignored;
-    status = 1;
   }
   ::close(errorFd);
   if (status == 0)
