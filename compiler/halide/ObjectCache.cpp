@@ -28,8 +28,9 @@ namespace tmc::halide {
 namespace {
 
 /// Which Halide and LLVM wrote the objects: the loaded libraries' paths,
-/// sizes and modification times (an upgraded package changes them), and
-/// HL_LLVM_ARGS, which Halide passes to LLVM's code generator.
+/// sizes and modification times (an upgraded package changes them), or
+/// tmc's executable's if Halide is linked into it, and HL_LLVM_ARGS, which
+/// Halide passes to LLVM's code generator.
 const std::string &codeGeneratorIdentity() {
   static const std::string identity = [] {
     std::string text;
@@ -48,6 +49,14 @@ const std::string &codeGeneratorIdentity() {
           return 0;
         },
         &text);
+    // Halide linked into tmc itself (not as a shared library): tmc's own
+    // executable is then what wrote the objects.
+    if (text.find("libHalide") == std::string::npos) {
+      struct stat st {};
+      if (::stat("/proc/self/exe", &st) == 0)
+        text += "executable " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+                std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+    }
     if (const char *args = std::getenv("HL_LLVM_ARGS"))
       text += std::string("HL_LLVM_ARGS=") + args + "\n";
     return text;
