@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <sys/resource.h>
@@ -139,6 +140,26 @@ private:
   bool active = false;
 };
 
+/// Writes `objectPath` by `compile` (under HalideWriteGuard), or copies it
+/// from `cache`'s entry `key` where there is one; `cacheHit` (if given)
+/// says which. A disabled cache always compiles.
+template <typename Compile>
+void compileThroughCache(const ObjectCache &cache, const std::function<std::string()> &key,
+                         const std::string &objectPath, const std::string &guardedPath,
+                         bool *cacheHit, Compile &&compile) {
+  std::string entry = cache.enabled() ? key() : std::string();
+  bool hit = cache.fetch(entry, objectPath);
+  if (cacheHit)
+    *cacheHit = hit;
+  if (hit)
+    return;
+  {
+    HalideWriteGuard guard(guardedPath);
+    compile();
+  }
+  cache.store(entry, objectPath);
+}
+
 } // namespace
 
 void reportWriteFailuresTo(int fd) { HalideWriteGuard::reportFd = fd; }
@@ -168,17 +189,10 @@ llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functi
     ObjectCache cache(files.size() == 1 && !outputs.object.empty() && !outputs.deviceCode
                           ? outputs.cacheDir
                           : std::string());
-    std::string key = cache.enabled() ? objectKey(module) : std::string();
-    bool hit = cache.fetch(key, outputs.object);
-    if (outputs.cacheHit)
-      *outputs.cacheHit = hit;
-    if (hit)
-      return;
-    {
-      HalideWriteGuard guard(files.begin() != files.end() ? files.begin()->second : functionName);
-      module.compile(files);
-    }
-    cache.store(key, outputs.object);
+    compileThroughCache(
+        cache, [&] { return objectKey(module); }, outputs.object,
+        files.begin() != files.end() ? files.begin()->second : functionName, outputs.cacheHit,
+        [&] { module.compile(files); });
   });
 }
 
@@ -186,18 +200,9 @@ llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPa
                            const std::string &cacheDir, bool *cacheHit) {
   return catchHalide([&] {
     Target halideTarget(target.halideTarget);
-    ObjectCache cache(cacheDir);
-    std::string key = cache.enabled() ? runtimeKey(halideTarget) : std::string();
-    bool hit = cache.fetch(key, objectPath);
-    if (cacheHit)
-      *cacheHit = hit;
-    if (hit)
-      return;
-    {
-      HalideWriteGuard guard(objectPath);
-      compile_standalone_runtime(objectPath, halideTarget);
-    }
-    cache.store(key, objectPath);
+    compileThroughCache(
+        ObjectCache(cacheDir), [&] { return runtimeKey(halideTarget); }, objectPath, objectPath,
+        cacheHit, [&] { compile_standalone_runtime(objectPath, halideTarget); });
   });
 }
 

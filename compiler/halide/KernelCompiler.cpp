@@ -116,6 +116,16 @@ struct JobFiles {
   std::string object, halide, stmt, assembly, device, cached, error;
 };
 
+/// Lowers a kernel job to its Halide pipeline; what the lowering threw is
+/// the error, naming the job.
+llvm::Expected<halide::LoweredKernel> lowerJob(const KernelJob &job) {
+  try {
+    return job.lower(*job.kernel, job.schedule);
+  } catch (const std::exception &e) {
+    return makeError("lowering kernel " + job.name + " to Halide failed: " + e.what());
+  }
+}
+
 /// Runs one job (in its child). An error is written to files.error, except
 /// Halide's failed writes, which HalideWriteGuard (AOT.cpp) reports itself.
 llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
@@ -126,13 +136,10 @@ llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
             halide::compileRuntime(target, files.object, request.kernelCache, &cacheHit))
       return withContext(std::move(error), "Halide failed to compile its runtime");
   } else {
-    halide::LoweredKernel lowered;
-    try {
-      lowered = job.lower(*job.kernel, job.schedule);
-    } catch (const std::exception &e) {
-      return makeError("lowering kernel " + job.name + " to Halide failed: " + e.what());
-    }
-    std::ofstream(files.halide) << halide::describeKernel(job.name, lowered, job.schedule);
+    llvm::Expected<halide::LoweredKernel> lowered = lowerJob(job);
+    if (!lowered)
+      return lowered.takeError();
+    std::ofstream(files.halide) << halide::describeKernel(job.name, *lowered, job.schedule);
     halide::KernelOutputs outputs;
     outputs.object = files.object;
     if (request.wantStmt)
@@ -144,7 +151,7 @@ llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
       outputs.deviceCode = &deviceCode;
     outputs.cacheDir = request.kernelCache;
     outputs.cacheHit = &cacheHit;
-    if (llvm::Error error = halide::compileKernel(lowered, job.name, job.variant, outputs))
+    if (llvm::Error error = halide::compileKernel(*lowered, job.name, job.variant, outputs))
       return withContext(std::move(error), "Halide failed to compile kernel " + job.name);
     if (!deviceCode.empty())
       std::ofstream(files.device) << deviceCode;
@@ -282,13 +289,10 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
     for (const TargetSection &section : sections) {
       halideText << section.header;
       for (; job < section.end; ++job) {
-        halide::LoweredKernel lowered;
-        try {
-          lowered = jobs[job].lower(*jobs[job].kernel, jobs[job].schedule);
-        } catch (const std::exception &e) {
-          return makeError("lowering kernel " + jobs[job].name + " to Halide failed: " + e.what());
-        }
-        halideText << "\n" << halide::describeKernel(jobs[job].name, lowered, jobs[job].schedule);
+        llvm::Expected<halide::LoweredKernel> lowered = lowerJob(jobs[job]);
+        if (!lowered)
+          return lowered.takeError();
+        halideText << "\n" << halide::describeKernel(jobs[job].name, *lowered, jobs[job].schedule);
       }
     }
     result.halideText = halideText.str();
