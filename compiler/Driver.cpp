@@ -378,16 +378,21 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
     dumped += (sources.size() > 1 ? "// ---- " + name + ".cpp\n" : std::string()) + text;
   if (llvm::Error error = dumpText(dumped, dumpFileName(Stage::Exe)))
     return error;
-  std::vector<std::string> objects = kernels->objects;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    std::string source = workDir + "/" + sources[i].first + ".cpp";
-    std::string object = workDir + "/" + sources[i].first + ".o";
-    if (llvm::Error error = writeFileAtomically(source, sources[i].second))
+  // The executors compile at once, as many as --jobs allows.
+  std::vector<std::pair<std::string, std::string>> sourcesAndObjects;
+  std::vector<std::string> objects;
+  for (const auto &[name, text] : sources) {
+    std::string source = workDir + "/" + name + ".cpp";
+    std::string object = workDir + "/" + name + ".o";
+    if (llvm::Error error = writeFileAtomically(source, text))
       return error;
-    if (llvm::Error error = compileCxx(source, object, &target))
-      return error;
-    objects.insert(objects.begin() + static_cast<std::ptrdiff_t>(i), object);
+    sourcesAndObjects.emplace_back(source, object);
+    objects.push_back(object);
   }
+  if (llvm::Error error = compileCxxAll(sourcesAndObjects, &target,
+                                        options.jobs > 0 ? options.jobs : availableCpus()))
+    return error;
+  objects.insert(objects.end(), kernels->objects.begin(), kernels->objects.end());
   if (options.emit == Stage::Lib)
     return writeLibrary(objects, plan, target);
   return options.emit == Stage::Obj ? linkRelocatable(objects, options.output, &target)

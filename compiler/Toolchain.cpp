@@ -74,9 +74,18 @@ llvm::Expected<std::string> targetLibDir(const TargetInfo *target) {
                    target->crossTriple + "-g++ (Debian: g++-aarch64-linux-gnu) and rebuild tmc");
 }
 
-/// Runs `argv` (reading `input` as stdin when given); on failure, the error
-/// holds the command and its diagnostics.
-llvm::Error run(std::vector<std::string> argv, const std::string &input = "") {
+/// A tool started by startTool: its command, process and log.
+struct RunningTool {
+  std::vector<std::string> argv;
+  llvm::sys::ProcessInfo process;
+  std::string log;     ///< its stdout and stderr
+  std::string failure; ///< why it could not start (then no process)
+};
+
+/// Starts `argv` (reading `input` as stdin when given), its output into a
+/// temporary log; finishTool waits for it.
+llvm::Expected<RunningTool> startTool(std::vector<std::string> argv,
+                                      const std::string &input = "") {
   auto program = llvm::sys::findProgramByName(argv[0]);
   if (!program) {
     bool cross = llvm::StringRef(argv[0]).contains("-linux-gnu-");
@@ -86,26 +95,53 @@ llvm::Error run(std::vector<std::string> argv, const std::string &input = "") {
                          : "cannot find the C++ compiler '" + argv[0] + "' on PATH (set " +
                                (cross ? "TMC_CROSS_CXX" : "CXX") + " to choose one)");
   }
+  RunningTool tool;
+  tool.argv = std::move(argv);
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("tmc-tool", "log", log);
-  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  tool.log = std::string(log);
+  std::vector<llvm::StringRef> args(tool.argv.begin(), tool.argv.end());
   std::optional<llvm::StringRef> redirects[] = {
       input.empty() ? std::nullopt : std::optional<llvm::StringRef>(input), llvm::StringRef(log),
       llvm::StringRef(log)};
-  std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0, &message);
+  bool failed = false;
+  tool.process =
+      llvm::sys::ExecuteNoWait(*program, args, std::nullopt, redirects, 0, &tool.failure, &failed);
+  if (!failed && tool.process.Pid == llvm::sys::ProcessInfo::InvalidPid && tool.failure.empty())
+    tool.failure = "cannot start it";
+  return std::move(tool);
+}
+
+/// Waits for a started tool; on failure, the error holds the command and its
+/// diagnostics.
+llvm::Error finishTool(RunningTool &tool) {
+  int rc = -1;
+  std::string message = tool.failure;
+  if (tool.process.Pid != llvm::sys::ProcessInfo::InvalidPid) {
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(tool.process, /*SecondsToWait=*/std::nullopt, &message);
+    rc = done.ReturnCode;
+  }
   std::string output;
-  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+  if (auto buffer = llvm::MemoryBuffer::getFile(tool.log))
     output = (*buffer)->getBuffer().str();
-  llvm::sys::fs::remove(log);
+  llvm::sys::fs::remove(tool.log);
   if (rc == 0)
     return llvm::Error::success();
   std::string command;
-  for (const std::string &arg : argv)
+  for (const std::string &arg : tool.argv)
     command += (command.empty() ? "" : " ") + arg;
   return makeError("command failed (" +
                    (message.empty() ? "exit " + std::to_string(rc) : message) + "): " + command +
                    "\n" + output);
+}
+
+/// Runs `argv` (reading `input` as stdin when given): startTool, finishTool.
+llvm::Error run(std::vector<std::string> argv, const std::string &input = "") {
+  llvm::Expected<RunningTool> tool = startTool(std::move(argv), input);
+  if (!tool)
+    return tool.takeError();
+  return finishTool(*tool);
 }
 
 /// A unique temporary path beside `path`, so the final rename stays on one file system.
@@ -162,8 +198,10 @@ void addSanitizeFlag(std::vector<std::string> *argv) {
 
 } // namespace
 
-llvm::Error compileCxx(const std::string &source, const std::string &object,
-                       const TargetInfo *target, const std::vector<std::string> &flags) {
+/// The compiler's command line for compileCxx.
+std::vector<std::string> compileCommand(const std::string &source, const std::string &object,
+                                        const TargetInfo *target,
+                                        const std::vector<std::string> &flags) {
   std::vector<std::string> argv = {cxxCompiler(target), "-std=c++17", "-O2", "-c",
                                    "-I" + runtimeIncludeDir(), "-I" TMC_HALIDE_INCLUDE_DIR};
   if (!isCross(target) && *TMC_SANITIZE_LINK_FLAG) {
@@ -176,7 +214,42 @@ llvm::Error compileCxx(const std::string &source, const std::string &object,
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source, "-o", object});
-  return run(argv);
+  return argv;
+}
+
+llvm::Error compileCxx(const std::string &source, const std::string &object,
+                       const TargetInfo *target, const std::vector<std::string> &flags) {
+  return run(compileCommand(source, object, target, flags));
+}
+
+llvm::Error compileCxxAll(const std::vector<std::pair<std::string, std::string>> &sourcesAndObjects,
+                          const TargetInfo *target, int jobs) {
+  const size_t parallel = static_cast<size_t>(std::max(1, jobs));
+  std::vector<RunningTool> running; // in order; at most `parallel` at once
+  std::optional<llvm::Error> firstError;
+  auto finishOldest = [&] {
+    llvm::Error error = finishTool(running.front());
+    running.erase(running.begin());
+    if (error && !firstError)
+      firstError.emplace(std::move(error));
+    else
+      llvm::consumeError(std::move(error));
+  };
+  for (const auto &[source, object] : sourcesAndObjects) {
+    if (firstError)
+      break;
+    if (running.size() == parallel)
+      finishOldest();
+    llvm::Expected<RunningTool> tool = startTool(compileCommand(source, object, target, {}));
+    if (!tool) {
+      firstError.emplace(tool.takeError());
+      break;
+    }
+    running.push_back(std::move(*tool));
+  }
+  while (!running.empty())
+    finishOldest();
+  return firstError ? std::move(*firstError) : llvm::Error::success();
 }
 
 llvm::Error linkExecutable(const std::vector<std::string> &objects, const std::string &output,

@@ -27,6 +27,12 @@ llvm::Error compileCxx(const std::string &source, const std::string &object,
                        const TargetInfo *target = nullptr,
                        const std::vector<std::string> &flags = {});
 
+/// compileCxx for each (source, object), up to `jobs` compilers at once (a
+/// multi-ISA executable's executors are independent). The error is the first
+/// failed source's, in order; every compiler started is waited for.
+llvm::Error compileCxxAll(const std::vector<std::pair<std::string, std::string>> &sourcesAndObjects,
+                          const TargetInfo *target, int jobs);
+
 /// Links objects with the runtime (tmr_main, tmr_runtime) into an executable
 /// at `output`, atomically.
 llvm::Error linkExecutable(const std::vector<std::string> &objects, const std::string &output,

@@ -161,15 +161,6 @@ llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
   return llvm::Error::success();
 }
 
-/// The CPUs this process may run on.
-int availableCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
-    return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-}
-
 pid_t startJob(const KernelJob &job, const KernelBuildRequest &request, const TargetInfo &target,
                const JobFiles &files) {
   for (const std::string &path : {files.object, files.cached, files.error})
@@ -276,6 +267,14 @@ llvm::Error runJobs(const std::vector<KernelJob> &jobs, const KernelBuildRequest
 }
 
 } // namespace
+
+int availableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+}
 
 llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const TargetInfo &target,
                                                const KernelBuildRequest &request) {

@@ -39,6 +39,10 @@ struct KernelBuildResult {
   int compiledObjects = 0;          ///< of `objects`, written by Halide
 };
 
+/// The CPUs this process may run on (its affinity mask): the default of
+/// --jobs.
+int availableCpus();
+
 /// Lowers every kernel of `plan` under the schedule the plan carries for it
 /// and compiles it for `target` (each concrete target of a multi-ISA one),
 /// each object in a process of its own, `request.jobs` at once.

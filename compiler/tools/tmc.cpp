@@ -130,8 +130,9 @@ int compileCommand(int argc, char **argv) {
                                  "each block through all of them (0: off; default 0)"),
                         cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
   cl::opt<int> jobs("jobs",
-                    cl::desc("Kernel objects compiled at once, each in a process of its own "
-                             "(default 0: one per CPU this process may use)"),
+                    cl::desc("Kernel objects compiled at once, each in a process of its own, "
+                             "and executors (one per ISA of a multi-ISA target) compiled at "
+                             "once (default 0: one per CPU this process may use)"),
                     cl::value_desc("N"), cl::init(0), cl::cat(toolOptions));
   cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3 (-O0: no fusion; default 2)"),
                          cl::Prefix, cl::init('2'), cl::cat(toolOptions));
