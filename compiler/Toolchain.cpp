@@ -104,10 +104,9 @@ llvm::Expected<RunningTool> startTool(std::vector<std::string> argv,
   std::optional<llvm::StringRef> redirects[] = {
       input.empty() ? std::nullopt : std::optional<llvm::StringRef>(input), llvm::StringRef(log),
       llvm::StringRef(log)};
-  bool failed = false;
   tool.process =
-      llvm::sys::ExecuteNoWait(*program, args, std::nullopt, redirects, 0, &tool.failure, &failed);
-  if (!failed && tool.process.Pid == llvm::sys::ProcessInfo::InvalidPid && tool.failure.empty())
+      llvm::sys::ExecuteNoWait(*program, args, std::nullopt, redirects, 0, &tool.failure);
+  if (tool.process.Pid == llvm::sys::ProcessInfo::InvalidPid && tool.failure.empty())
     tool.failure = "cannot start it";
   return std::move(tool);
 }
