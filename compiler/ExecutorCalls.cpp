@@ -130,6 +130,53 @@ bool ExecutorWriter::perSequence(const KernelCall &call) const {
   return false;
 }
 
+namespace {
+/// The arena rows a slot spans, in units of T floats: [first, last), a row
+/// every `stride` (a column part spans its whole rows).
+struct ArenaRows {
+  int64_t first, last, stride;
+  bool overlaps(const ArenaRows &o) const { return first < o.last && o.first < last; }
+  bool sameRows(const ArenaRows &o) const { return first == o.first && stride == o.stride; }
+};
+ArenaRows arenaRows(const Slot &slot) {
+  const int64_t stride = slot.rowStride ? slot.rowStride : slot.width;
+  return {slot.index, slot.index + stride, stride};
+}
+} // namespace
+
+bool ExecutorWriter::parallelSafe(size_t begin, size_t end) const {
+  if (gpu)
+    return false;
+  // The arena plan (tmk-plan-buffers) lets a call write over a value that an
+  // earlier call read last, also with rows of another width: GQA's attention
+  // writes sequence b's output rows of 48 floats over the q+k+v rows of 80
+  // that sequences before b read. In order, those have been read; run at
+  // once, they may not have been. Only a write onto the same rows it
+  // overlaps (a value in place of another, each sequence its own rows) is
+  // safe for sequences in parallel.
+  std::vector<ArenaRows> used, written;
+  for (size_t k = begin; k < end; ++k) {
+    const KernelCall &call = plan.calls[k];
+    if (call.kind == KernelCall::Kind::Kernel && lastRowSliced(call))
+      return false;
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const CallArg &arg = call.args[a];
+      if (arg.slot.kind != Slot::Kind::Arena)
+        continue;
+      if (fixedRows(arg))
+        return false;
+      used.push_back(arenaRows(arg.slot));
+      if (call.kind == KernelCall::Kind::Kernel && a + 1 == call.args.size())
+        written.push_back(used.back());
+    }
+  }
+  for (const ArenaRows &w : written)
+    for (const ArenaRows &u : used)
+      if (w.overlaps(u) && !w.sameRows(u))
+        return false;
+  return true;
+}
+
 /// Whether `call` may run in row blocks (rowBlocks): a kernel over the run's
 /// token rows whose arguments are weights or per-token rows, each output row
 /// reading its own input rows only.
@@ -157,14 +204,7 @@ bool ExecutorWriter::blockable(const KernelCall &call) const {
 /// on the same rows (the same offset and row stride: a value written in
 /// place of another), so the group ends before any other such write.
 size_t ExecutorWriter::rowBlockEnd(size_t begin, KernelCall::Phase phase) const {
-  struct Rows {
-    int64_t first, last, stride; // arena units (T floats): [first, last), stride per row
-  };
-  auto rowsOf = [](const Slot &slot) {
-    const int64_t stride = slot.rowStride ? slot.rowStride : slot.width;
-    return Rows{slot.index, slot.index + stride, stride};
-  };
-  std::vector<Rows> read;
+  std::vector<ArenaRows> read;
   size_t end = begin;
   for (; end < plan.calls.size(); ++end) {
     const KernelCall &call = plan.calls[end];
@@ -172,17 +212,15 @@ size_t ExecutorWriter::rowBlockEnd(size_t begin, KernelCall::Phase phase) const 
       break;
     const Slot &out = call.args.back().slot;
     if (out.kind == Slot::Kind::Arena) {
-      const Rows written = rowsOf(out);
-      const bool clobbers = llvm::any_of(read, [&](const Rows &r) {
-        return r.first < written.last && written.first < r.last &&
-               !(r.first == written.first && r.stride == written.stride);
-      });
+      const ArenaRows written = arenaRows(out);
+      const bool clobbers = llvm::any_of(
+          read, [&](const ArenaRows &r) { return written.overlaps(r) && !written.sameRows(r); });
       if (clobbers)
         break;
     }
     for (size_t a = 0; a + 1 < call.args.size(); ++a)
       if (call.args[a].slot.kind == Slot::Kind::Arena)
-        read.push_back(rowsOf(call.args[a].slot));
+        read.push_back(arenaRows(call.args[a].slot));
   }
   return end;
 }
@@ -273,12 +311,15 @@ void ExecutorWriter::kernelCall(const KernelCall &call) {
        << "      float *const out = output + (eachLast ? b : 0) * int64_t(" << plan.outputWidth
        << ");\n";
   views(call, pack, sliced);
+  std::string rows = inParallelSequences ? decodeRowsSuffix(kernel) : "";
   if (std::string decode = decodeSuffix(kernel); !decode.empty())
     os << "      if (int rc = ("
        << (sliced || inRowBlock ? std::string("R")
            : inSequence         ? std::string("s.tokens")
                                 : std::string("T"))
-       << " == 1 ? " << name << decode << " : " << name << ")(";
+       << " == 1 ? "
+       << (rows.empty() ? name + decode : "(rows ? " + name + rows + " : " + name + decode + ")")
+       << " : " << name << ")(";
   else
     os << "      if (int rc = " << name << "(";
   llvm::interleaveComma(arguments, os);

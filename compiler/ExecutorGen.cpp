@@ -171,6 +171,8 @@ void ExecutorWriter::kernelDeclarations() {
     std::vector<std::string> names = {"tmk_" + kernel.symbol() + suffix};
     if (std::string decode = decodeSuffix(kernel); !decode.empty())
       names.push_back(names.front() + decode);
+    if (std::string rows = decodeRowsSuffix(kernel); !rows.empty())
+      names.push_back(names.front() + rows);
     for (const std::string &name : names) {
       os << "int " << name << "(";
       for (size_t i = 0; i < signature.size(); ++i)
@@ -273,9 +275,15 @@ void ExecutorWriter::phase(KernelCall::Phase phase) {
     size_t end = i;
     while (end < calls.size() && calls[end].phase == phase && perSequence(calls[end]))
       ++end;
+    inParallelSequences = phase == KernelCall::Phase::Step && parallelSafe(i, end);
     if (phase == KernelCall::Phase::Encode)
       os << "    for (int32_t b = 0; b < seqs.encoding; ++b) { // each new sequence's source\n"
          << "    const SequenceRun &s = seqs.source(b);\n";
+    else if (inParallelSequences)
+      os << "    { // each sequence's own rows, positions, cache (a decoding step's in parallel)\n"
+         << "    auto sequence = [&](int32_t b, bool rows, char *err, size_t errLen) -> int {\n"
+         << "    const SequenceRun &s = seqs[b];\n"
+         << "    (void)rows;\n";
     else
       os << "    for (int32_t b = 0; b < B; ++b) { // each sequence's own rows, positions, cache\n"
          << "    const SequenceRun &s = seqs[b];\n";
@@ -283,6 +291,12 @@ void ExecutorWriter::phase(KernelCall::Phase phase) {
     for (size_t k = i; k < end; ++k)
       call(calls[k], phase);
     inSequence = false;
+    if (inParallelSequences)
+      os << "    return 0;\n"
+         << "    };\n"
+         << "    if (int rc = runSequences(B, T == B, sequence, err, errLen))\n"
+         << "      return rc;\n";
+    inParallelSequences = false;
     os << "    }\n";
     for (size_t k = i; k < end; ++k)
       if (calls[k].kind == KernelCall::Kind::Kernel)

@@ -61,6 +61,15 @@ private:
   std::string decodeSuffix(const KernelDesc &kernel) const {
     return decodeKernelSuffix(kernel, plan.schedule(&kernel - plan.kernels.data(), options.target));
   }
+  /// The suffix of its variant for a batched step's sequence tasks ("" when none).
+  std::string decodeRowsSuffix(const KernelDesc &kernel) const {
+    return decodeRowsKernelSuffix(kernel,
+                                  plan.schedule(&kernel - plan.kernels.data(), options.target));
+  }
+  /// Whether per-sequence calls [begin, end) may run for several sequences
+  /// at once (runSequences): each writes its own sequence's rows, output
+  /// rows or cache only, never rows of the arena that all sequences share.
+  bool parallelSafe(size_t begin, size_t end) const;
 
   const KernelPlan &plan;
   const ExecutorOptions &options;
@@ -75,6 +84,8 @@ private:
   /// The call being written runs once per sequence of the run (inside a
   /// loop binding `s`, its SequenceRun), not once over all rows.
   bool inSequence = false;
+  /// That loop is runSequences' lambda (parallelSafe), binding `rows` too.
+  bool inParallelSequences = false;
   /// The call being written runs over rows [r0, r0 + R) of the run's token
   /// rows, inside a loop over blocks of them (rowBlocks).
   bool inRowBlock = false;

@@ -192,6 +192,16 @@ Schedule decodeAttentionSchedule(const Schedule &attention) {
   return s;
 }
 
+Schedule decodeRowsAttentionSchedule(const Schedule &attention) {
+  Schedule s = decodeAttentionSchedule(attention);
+  s.parallel = false;
+  return s;
+}
+
+std::string decodeRowsKernelSuffix(const KernelDesc &kernel, const Schedule &schedule) {
+  return decodeKernelSuffix(kernel, schedule) == "_decode" ? "_decode_rows" : "";
+}
+
 std::string decodeKernelSuffix(const KernelDesc &kernel, const Schedule &schedule) {
   if (kernel.kind == KernelKind::linear && schedule.gpu && schedule.decodeVariant)
     return "_gemv";

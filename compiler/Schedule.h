@@ -158,6 +158,16 @@ Schedule decodeKernelSchedule(const KernelDesc &kernel, const Schedule &schedule
 /// products.
 Schedule decodeAttentionSchedule(const Schedule &attention);
 
+/// The decoding step's variant for a batched step (`_decode_rows`), whose
+/// sequences the executor runs in parallel, one task each: the decoding
+/// variant without parallel loops, which reads each key and value row once
+/// for all heads (the rows in full, one after the other) rather than once
+/// per head (LowerAttention.cpp).
+Schedule decodeRowsAttentionSchedule(const Schedule &attention);
+
+/// "_decode_rows" for a kernel whose decoding variant is "_decode", else "".
+std::string decodeRowsKernelSuffix(const KernelDesc &kernel, const Schedule &schedule);
+
 /// The layout a linear kernel's GEMM works in, derived from its shape and
 /// schedule alone (so that the packing kernel, the GEMM kernel and the executor
 /// generator agree). See compiler/halide/LowerPack.cpp for the contract.

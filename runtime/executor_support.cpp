@@ -6,10 +6,15 @@
 #include "runtime/half.h"
 
 #include <algorithm>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <mutex>
 
 namespace tmr::executor {
 
@@ -138,6 +143,45 @@ int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSiz
 
 const bool profiling = profilePath && profilePath[0];
 
+namespace {
+
+#if defined(__x86_64__)
+/// F16C's conversion rounds to nearest even, subnormals and overflow as
+/// floatToHalf does; eight values with a NaN among them go through
+/// floatToHalf, which keeps every NaN the same quiet NaN.
+__attribute__((target("avx,f16c"))) void narrowToHalfF16c(const float *in, uint16_t *out,
+                                                          int64_t count) {
+  int64_t c = 0;
+  for (; c + 8 <= count; c += 8) {
+    __m256 values = _mm256_loadu_ps(in + c);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(values, values, _CMP_UNORD_Q)) != 0) {
+      for (int64_t i = c; i < c + 8; ++i)
+        out[i] = floatToHalf(in[i]);
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c),
+                     _mm256_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; c < count; ++c)
+    out[c] = floatToHalf(in[c]);
+}
+
+const bool hasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
+
+/// A cache row in f16: a decoding step of GPT-2 small at 16 sequences
+/// appends 384 rows of 768, 0.3 ms of a 28 ms step in floatToHalf alone.
+void narrowToHalf(const float *in, uint16_t *out, int64_t count) {
+#if defined(__x86_64__)
+  if (hasF16c)
+    return narrowToHalfF16c(in, out, count);
+#endif
+  for (int64_t c = 0; c < count; ++c)
+    out[c] = floatToHalf(in[c]);
+}
+
+} // namespace
+
 void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
                      const float *rows, int32_t count, int64_t rowStride) {
   const size_t first = static_cast<size_t>(offset) * static_cast<size_t>(width);
@@ -149,12 +193,9 @@ void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t o
       std::memcpy(static_cast<float *>(cache) + at, row,
                   sizeof(float) * static_cast<size_t>(width));
       break;
-    case CacheStorage::F16: {
-      uint16_t *out = static_cast<uint16_t *>(cache) + at;
-      for (int64_t c = 0; c < width; ++c)
-        out[c] = floatToHalf(row[c]);
+    case CacheStorage::F16:
+      narrowToHalf(row, static_cast<uint16_t *>(cache) + at, width);
       break;
-    }
     case CacheStorage::BF16: {
       uint16_t *out = static_cast<uint16_t *>(cache) + at;
       for (int64_t c = 0; c < width; ++c)
@@ -163,6 +204,49 @@ void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t o
     }
     }
   }
+}
+
+void ProfileTimer::record(double ms) {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  slot->ms[phase] += ms;
+  ++slot->calls[phase];
+}
+
+bool parallelSequences(int32_t count, bool decoding) {
+  return decoding && count > 1 && poolThreads() > 1;
+}
+
+int runSequencesInParallel(int32_t count, SequenceBody run, void *body, char *err, size_t errLen) {
+  struct Tasks {
+    SequenceBody run;
+    void *body;
+    std::mutex lock;
+    int32_t failed = std::numeric_limits<int32_t>::max();
+    int rc = 0;
+    char message[1024] = "";
+  } tasks{run, body};
+  halide_task_t task = [](void *, int b, uint8_t *closure) -> int {
+    Tasks &t = *reinterpret_cast<Tasks *>(closure);
+    // Halide's message is per thread (halide_error.cpp): a worker's may be
+    // an earlier run's.
+    tmr_halide_error_clear();
+    char message[sizeof t.message] = "";
+    if (int rc = t.run(t.body, b, message, sizeof message)) {
+      std::lock_guard<std::mutex> hold(t.lock);
+      if (b < t.failed) {
+        t.failed = b;
+        t.rc = rc;
+        std::memcpy(t.message, message, sizeof message);
+      }
+    }
+    return 0;
+  };
+  poolParallelFor(nullptr, task, 0, count, reinterpret_cast<uint8_t *>(&tasks));
+  if (tasks.rc == 0)
+    return 0;
+  std::snprintf(err, errLen, "%s", tasks.message);
+  return tasks.rc;
 }
 
 int fail(char *err, size_t errLen, const char *format, ...) {

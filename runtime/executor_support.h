@@ -242,21 +242,53 @@ public:
     }
   }
   ~ProfileTimer() {
-    if (slot) {
-      slot->ms[phase] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      ++slot->calls[phase];
-    }
+    if (slot)
+      record(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                 .count());
   }
   ProfileTimer(const ProfileTimer &) = delete;
   ProfileTimer &operator=(const ProfileTimer &) = delete;
 
 private:
+  /// Adds the call to its slot, under a lock: a batched decoding step's
+  /// sequences time their calls on several threads at once (runSequences).
+  void record(double ms);
   ProfileSlot *slot = nullptr;
   int phase = 0;
   std::chrono::steady_clock::time_point start;
 };
+
+/// A sequence's calls (a generated executor's lambda, runSequences).
+using SequenceBody = int (*)(void *body, int32_t b, char *err, size_t errLen);
+/// Whether runSequences runs `count` sequences in parallel: a decoding step
+/// (every sequence one token) of two or more, with two or more threads.
+bool parallelSequences(int32_t count, bool decoding);
+/// run(body, b, ...) for every b in [0, count) on the pool's threads, one
+/// task each. Every sequence runs; the error is the lowest failing one's.
+int runSequencesInParallel(int32_t count, SequenceBody run, void *body, char *err, size_t errLen);
+
+/// Runs body(b, rows, err, errLen), a generated executor's calls of sequence
+/// b, for every sequence of the run. A batched decoding step
+/// (parallelSequences) runs them in parallel, a sequence per task, and says
+/// so with `rows`: its kernels' own parallel loops then run serially, and an
+/// attention takes its variant for that (`_decode_rows`, which reads each
+/// cached row once for all heads). Otherwise in order, here, `rows` false,
+/// stopping at the first error. A step's sequences touch disjoint rows and
+/// caches: the generator runs only such calls this way.
+template <typename Body>
+int runSequences(int32_t count, bool decoding, Body &body, char *err, size_t errLen) {
+  if (parallelSequences(count, decoding))
+    return runSequencesInParallel(
+        count,
+        [](void *f, int32_t b, char *e, size_t n) {
+          return (*static_cast<Body *>(f))(b, true, e, n);
+        },
+        &body, err, errLen);
+  for (int32_t b = 0; b < count; ++b)
+    if (int rc = body(b, false, err, errLen))
+      return rc;
+  return 0;
+}
 
 /// One executor's call sites, written to TMR_PROFILE as JSON at exit. A
 /// multi-ISA executable links one executor per variant: only the one the

@@ -91,6 +91,10 @@ std::vector<KernelJob> planJobs(const KernelPlan &plan, const TargetInfo &target
       if (std::string decode = decodeKernelSuffix(kernel, schedule); !decode.empty())
         jobs.push_back({name + decode, &kernel, decodeKernelSchedule(kernel, schedule),
                         kernelVariant, jobs.back().lower});
+      // A batched decoding step's, one sequence per task (ExecutorGen.cpp).
+      if (std::string rows = decodeRowsKernelSuffix(kernel, schedule); !rows.empty())
+        jobs.push_back({name + rows, &kernel, decodeRowsAttentionSchedule(schedule), kernelVariant,
+                        jobs.back().lower});
       if (linear)
         jobs.push_back({"tmk_pack_" + kernel.symbol() + suffix, &kernel, schedule,
                         withoutDotProducts(variant), halide::lowerPackWeight});

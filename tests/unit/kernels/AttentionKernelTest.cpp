@@ -106,15 +106,23 @@ struct Sched {
   int keysAt = 0;  ///< Schedule::keysAt: keys transposed per head (0) or per block (1)
   int headDim = 6; ///< 6: below and not a multiple of any vector width (the keys
                    ///< gathered); 16, 32: whole vectors (the keys transposed by shuffles)
+  bool parallel = true; ///< false: a serial task (decodeRowsAttentionSchedule)
 };
-const Sched kScheds[] = {{"onepass", 0, 16},       {"kb64q16", 64, 16},
-                         {"kb16q8", 16, 8},        {"kb32q5", 32, 5},
-                         {"kb16q8d16", 16, 8, 0, 16}, {"kb32q5d32keysblock", 32, 5, 1, 32},
+const Sched kScheds[] = {{"onepass", 0, 16},
+                         {"kb64q16", 64, 16},
+                         {"kb16q8", 16, 8},
+                         {"kb32q5", 32, 5},
+                         {"kb16q8d16", 16, 8, 0, 16},
+                         {"kb32q5d32keysblock", 32, 5, 1, 32},
                          {"kb64q16d16keysblock", 64, 16, 1, 16},
                          // The decoding step's variant (decodeAttentionSchedule): one
                          // query per task, dot products along head_dim (run here on
                          // every shape, prefill included).
-                         {"decode_d16", 0, 1, 0, 16}, {"decode_d32", 0, 1, 0, 32}};
+                         {"decode_d16", 0, 1, 0, 16},
+                         {"decode_d32", 0, 1, 0, 32},
+                         // A batched step's variant (decodeRowsAttentionSchedule):
+                         // serial, every head of a key row before the next row.
+                         {"decode_rows_d16", 0, 1, 0, 16, false}};
 
 using Param = std::tuple<std::string, int, int>; // target, mask case, schedule
 
@@ -142,6 +150,7 @@ TEST_P(AttentionKernelTest, MatchesDoubleAttention) {
   schedule.keyBlock = sc.keyBlock;
   schedule.queryTile = sc.queryTile;
   schedule.keysAt = sc.keysAt;
+  schedule.parallel = sc.parallel;
   // A decoder's window with nothing that reaches further back: such a mask
   // is tested on the kernel that reads caches bounded by the window
   // (windowKeys, what those models run), here also given only the keys such
@@ -243,12 +252,13 @@ std::string paramName(const ::testing::TestParamInfo<Param> &info) {
 }
 
 // The main build: every schedule on AVX-512 (this machine's ISA); on AVX2
-// the four that take different paths through the lowering: one pass; the
+// the five that take different paths through the lowering: one pass; the
 // online softmax in blocks of 64 over a head_dim of 6 (the keys gathered),
 // and over whole vectors with the keys transposed per block; and the
-// decoding variant. The sanitizer build runs those four alone, on one
-// target, the richest this CPU runs (ParamFinder.h's suiteTargets says why).
-const int kPathSchedules[] = {0, 1, 5, 7};
+// decoding variant, parallel over heads and serial over rows. The sanitizer
+// build runs those five alone, on one target, the richest this CPU runs
+// (ParamFinder.h's suiteTargets says why).
+const int kPathSchedules[] = {0, 1, 5, 7, 9};
 #ifdef TMC_SANITIZED
 INSTANTIATE_TEST_SUITE_P(
     Masks, AttentionKernelTest,

@@ -9,10 +9,19 @@
 #include "runtime/executor_support.h"
 
 #include "runtime/aligned.h"
+#include "runtime/half.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -324,6 +333,60 @@ TEST(ExecutorSupport, AFailedKernelSaysWhichAndWhy) {
   tmr_halide_error_clear();
 }
 
+// runSequences: a decoding step's sequences run in parallel, one task each
+// (rows = true), every one of them even when some fail, and the error is the
+// lowest failing sequence's whichever thread ran it; a prompt run's (and a
+// single sequence's) in order on the caller's thread, up to the first error.
+TEST(ExecutorSupport, RunsADecodingStepsSequencesInParallel) {
+  tmr::setPoolThreads(2);
+  std::vector<std::atomic<int>> visits(64);
+  std::atomic<int> parallelRows{0};
+  std::mutex lock;
+  std::set<std::thread::id> threads;
+  auto body = [&](int32_t b, bool rows, char *err, size_t errLen) -> int {
+    visits[static_cast<size_t>(b)].fetch_add(1);
+    parallelRows.fetch_add(rows ? 1 : 0);
+    {
+      std::lock_guard<std::mutex> hold(lock);
+      threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (b == 40 || b == 13 || b == 50)
+      return fail(err, errLen, "sequence %d failed", b);
+    return 0;
+  };
+  char err[256] = "";
+  EXPECT_TRUE(parallelSequences(64, true));
+  EXPECT_EQ(runSequences(64, true, body, err, sizeof err), 1);
+  EXPECT_STREQ(err, "sequence 13 failed");
+  for (const std::atomic<int> &v : visits)
+    EXPECT_EQ(v.load(), 1);
+  EXPECT_EQ(parallelRows.load(), 64);
+  // Which tasks the second thread takes is up to the scheduler.
+  EXPECT_LE(threads.size(), 2u);
+
+  // Not a decoding step: in order, here, stopping at sequence 13.
+  for (std::atomic<int> &v : visits)
+    v.store(0);
+  parallelRows.store(0);
+  threads.clear();
+  EXPECT_FALSE(parallelSequences(64, false));
+  EXPECT_EQ(runSequences(64, false, body, err, sizeof err), 1);
+  EXPECT_STREQ(err, "sequence 13 failed");
+  for (size_t b = 0; b < visits.size(); ++b)
+    EXPECT_EQ(visits[b].load(), b <= 13 ? 1 : 0) << b;
+  EXPECT_EQ(parallelRows.load(), 0);
+  EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+
+  // One sequence, or one thread: in order too.
+  EXPECT_FALSE(parallelSequences(1, true));
+  tmr::setPoolThreads(1);
+  EXPECT_FALSE(parallelSequences(64, true));
+  EXPECT_EQ(runSequences(2, true, body, err, sizeof err), 0);
+  EXPECT_EQ(parallelRows.load(), 0);
+  tmr::setPoolThreads(2);
+}
+
 } // namespace
 
 namespace {
@@ -357,6 +420,33 @@ TEST(ExecutorSupport, AppendsCacheRowsInTheirPrecision) {
   const uint16_t expectedB[] = {0, 0, 0, 0x3f80, 0xc020, 0x4780, 0x3f80, 0x3300, 0x8000};
   for (int i = 0; i < 9; ++i)
     EXPECT_EQ(b16[i], expectedB[i]) << i;
+}
+
+// A long f16 row goes eight values at a time where the CPU has F16C: every
+// value as floatToHalf rounds it, at the edges of each range (subnormal
+// results and their ties, the largest finite, overflow to infinity, NaN in
+// a group of eight) and at random bit patterns, in whole groups and a tail.
+TEST(ExecutorSupport, F16CacheRowsRoundAsFloatToHalf) {
+  std::vector<float> values = {
+      0.0f,      -0.0f,        1.0f,     0x1p-24f,  0x1p-25f,        0x3p-26f,
+      0x1p-14f,  0x1.ffcp-15f, 65504.0f, 65519.99f, 65520.0f,        -65520.0f,
+      INFINITY,  -INFINITY,    NAN,      -NAN,      1.0f + 0x1p-11f, 1.0f + 0x3p-11f,
+      0x1p-126f, -0x1p-149f};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 4093; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    // Mostly the exponents that f16 can hold or just miss.
+    if (i % 4 != 0)
+      bits = (bits & 0x807fffffu) | ((static_cast<uint32_t>(rng() % 48) + 100u) << 23);
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    values.push_back(value);
+  }
+  const int64_t width = static_cast<int64_t>(values.size());
+  std::vector<uint16_t> cache(static_cast<size_t>(width), 0xdead);
+  appendCacheRows(cache.data(), CacheStorage::F16, width, 0, values.data(), 1, width);
+  for (size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(cache[i], tmr::floatToHalf(values[i])) << i << ": " << values[i];
 }
 
 } // namespace
