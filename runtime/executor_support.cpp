@@ -6,15 +6,16 @@
 #include "runtime/half.h"
 
 #include <algorithm>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace tmr::executor {
 
