@@ -13,10 +13,6 @@
 #include <limits>
 #include <mutex>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace tmr::executor {
 
 namespace {
@@ -144,45 +140,6 @@ int checkPositions(const tmr_run_args &args, const tmr_model_desc &model, RunSiz
 
 const bool profiling = profilePath && profilePath[0];
 
-namespace {
-
-#if defined(__x86_64__)
-/// F16C's conversion rounds to nearest even, subnormals and overflow as
-/// floatToHalf does; eight values with a NaN among them go through
-/// floatToHalf, which keeps every NaN the same quiet NaN.
-__attribute__((target("avx,f16c"))) void narrowToHalfF16c(const float *in, uint16_t *out,
-                                                          int64_t count) {
-  int64_t c = 0;
-  for (; c + 8 <= count; c += 8) {
-    __m256 values = _mm256_loadu_ps(in + c);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(values, values, _CMP_UNORD_Q)) != 0) {
-      for (int64_t i = c; i < c + 8; ++i)
-        out[i] = floatToHalf(in[i]);
-      continue;
-    }
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c),
-                     _mm256_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-  for (; c < count; ++c)
-    out[c] = floatToHalf(in[c]);
-}
-
-const bool hasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-#endif
-
-/// A cache row in f16: a decoding step of GPT-2 small at 16 sequences
-/// appends 384 rows of 768, 0.3 ms of a 28 ms step in floatToHalf alone.
-void narrowToHalf(const float *in, uint16_t *out, int64_t count) {
-#if defined(__x86_64__)
-  if (hasF16c)
-    return narrowToHalfF16c(in, out, count);
-#endif
-  for (int64_t c = 0; c < count; ++c)
-    out[c] = floatToHalf(in[c]);
-}
-
-} // namespace
-
 void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
                      const float *rows, int32_t count, int64_t rowStride) {
   const size_t first = static_cast<size_t>(offset) * static_cast<size_t>(width);
@@ -195,7 +152,7 @@ void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t o
                   sizeof(float) * static_cast<size_t>(width));
       break;
     case CacheStorage::F16:
-      narrowToHalf(row, static_cast<uint16_t *>(cache) + at, width);
+      narrowToHalf(row, static_cast<uint16_t *>(cache) + at, static_cast<size_t>(width));
       break;
     case CacheStorage::BF16: {
       uint16_t *out = static_cast<uint16_t *>(cache) + at;

@@ -58,6 +58,10 @@ inline uint16_t floatToBfloat16(float value) {
 
 /// Widens `count` elements of `dtype` at `data` to f32, aligned for the kernels.
 AlignedVector<float> widenToF32(const void *data, size_t count, tmr_dtype dtype);
+/// floatToHalf of `count` values, eight at a time where the CPU has F16C
+/// (the same bits): a decoding step of GPT-2 small at 16 sequences appends
+/// 384 cache rows of 768 in f16, 0.3 ms of a 28 ms step in floatToHalf alone.
+void narrowToHalf(const float *in, uint16_t *out, size_t count);
 /// Narrows f32 values to `dtype` (F16 or BF16), as little-endian 16-bit words.
 std::vector<uint16_t> narrowFromF32(const float *values, size_t count, tmr_dtype dtype);
 

@@ -338,6 +338,7 @@ TEST(ExecutorSupport, AFailedKernelSaysWhichAndWhy) {
 // lowest failing sequence's whichever thread ran it; a prompt run's (and a
 // single sequence's) in order on the caller's thread, up to the first error.
 TEST(ExecutorSupport, RunsADecodingStepsSequencesInParallel) {
+  const int poolThreads = tmr::poolThreads();
   tmr::setPoolThreads(2);
   std::vector<std::atomic<int>> visits(64);
   std::atomic<int> parallelRows{0};
@@ -384,7 +385,7 @@ TEST(ExecutorSupport, RunsADecodingStepsSequencesInParallel) {
   EXPECT_FALSE(parallelSequences(64, true));
   EXPECT_EQ(runSequences(2, true, body, err, sizeof err), 0);
   EXPECT_EQ(parallelRows.load(), 0);
-  tmr::setPoolThreads(2);
+  tmr::setPoolThreads(poolThreads);
 }
 
 } // namespace
