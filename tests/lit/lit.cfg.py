@@ -17,7 +17,9 @@ if "TMC_KERNEL_CACHE" in os.environ:
     config.environment["TMC_KERNEL_CACHE"] = os.environ["TMC_KERNEL_CACHE"]
 # `UNSUPPORTED: sanitized` keeps a test out of the TMC_SANITIZE build's run:
 # the precision tests, whose time under ASan is compiling whole models while
-# their lowering code runs instrumented in the kernel unit tests.
+# their lowering code runs instrumented in the kernel unit tests; tests of
+# generated code only (no_libm_calls, the mutants of emit_stmt_asm); and
+# executor_batching, whose generator paths sanitize-e2e runs.
 if getattr(config, "tmc_sanitize", ""):
     config.available_features.add("sanitized")
 config.substitutions.append(("%tmc-opt", os.path.join(config.tmc_tools_dir, "tmc-opt")))
