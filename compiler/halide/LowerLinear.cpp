@@ -161,7 +161,23 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
 
   Func acc("acc"), partial("partial"), xb("x_bf16"), xq(l.q4 ? "x_s8" : "x_u8"), xmax("x_absmax"),
       xsum("x_block_sum"), blockSum("block_sum");
-  RDom r(0, K, "r"), rk(0, kc, "rk"), rb(0, static_cast<int>(l.kBlocks), "rb");
+  // A bias-less f32 GEMM starts its sums from the first product, computed
+  // with strict_float, instead of from zero. Halide lets LLVM drop a zero
+  // start (0 + x0 w0) and contract either product of x0 w0 + x1 w1 into the
+  // FMA; where LLVM unrolled the whole k loop (a narrow head's one-row
+  // decoding tile) it fused the k = 0 product onto the k = 1 one, and a
+  // decoding step's logits then differed in the last bit from the same row
+  // computed in a batch. A product that may not be contracted leaves one
+  // order: fma(x1, w1, x0 w0), then fma over k = 2, 3, ...
+  // CPUs only: the GPU schedule computes the tokens per reduction step, which
+  // the first product's step (in the pure definition) would not see.
+  const bool strictOrder = !schedule.gpu;
+  const bool peelFirstProduct =
+      strictOrder && !kernel.hasBias && !l.quantized() && !l.bf16 && !blocked && K > 1;
+  const bool peelBlocks = strictOrder && kc > 1;
+  RDom r(peelFirstProduct ? 1 : 0, peelFirstProduct ? K - 1 : K, "r");
+  RDom rk(peelBlocks ? 1 : 0, peelBlocks ? kc - 1 : kc, "rk"),
+      rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
   RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
   Var bq("bq");
@@ -247,14 +263,16 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       rk.where(rk < K - kb * kc);
       k = unsafe_promise_clamped(k, 0, K - 1);
     }
-    partial(j, t, p, kb) = 0.0f;
+    // A block's first product starts its sum, as peelFirstProduct's does.
+    Expr first = kb * kc;
+    partial(j, t, p, kb) = peelBlocks ? strict_float(token(first, t) * packed(j, first, p)) : 0.0f;
     partial(j, t, p, kb) += token(k, t) * packed(j, k, p);
     acc(j, t, p) = init;
     acc(j, t, p) += partial(j, t, p, rb);
     stages.push_back(xc);
     stages.push_back(partial);
   } else {
-    acc(j, t, p) = init;
+    acc(j, t, p) = peelFirstProduct ? strict_float(token(0, t) * packed(j, 0, p)) : init;
     acc(j, t, p) += token(r, t) * packed(j, r, p);
     stages.push_back(xc);
   }
@@ -283,7 +301,16 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (kernel.hasBias)
       sum = sum + b(n);
   }
+  // The activation's arithmetic is strict: under Halide's fast-math flags
+  // (reassociation and contraction allowed) LLVM rounded the GELU of a K = 19
+  // GEMM differently in the one-row decoding tile than in a many-row tile,
+  // the sums being identical (GemmKernelTest), so that a decoding step and
+  // the same row in a batch differed in the last bit. Strict, the epilogue
+  // costs a few multiplies and adds more per output than its FMA form: no
+  // change measured end to end (GPT-2 small, gpt-mini, 128-token prefill).
   Expr value = applyActivation(sum, kernel.activation);
+  if (strictOrder && kernel.activation != "none" && kernel.activation != "relu")
+    value = strict_float(value);
   out(n, t) = kernel.hasResidual ? value + residual(n, t) : value;
   constrainOutput(out, sig.back());
   out.set_estimates({{0, N}, {0, estT}});

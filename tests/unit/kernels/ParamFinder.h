@@ -55,8 +55,11 @@ inline std::map<std::string, Halide::Internal::Parameter> findParams(const Halid
   return finder.params;
 }
 
-/// Realizes `kernel` with its inputs bound by name into `output`.
-inline void realizeWith(const halide::LoweredKernel &kernel, const Halide::Target &target,
+/// Realizes `kernel` with its inputs bound by name into `output`. The JIT
+/// code is kept in `kernel.output`'s pipeline: later calls with other inputs
+/// or token counts reuse it (a Func copied per call compiled anew each time,
+/// seconds per call under ASan).
+inline void realizeWith(halide::LoweredKernel &kernel, const Halide::Target &target,
                         const std::map<std::string, Halide::Buffer<>> &inputs,
                         Halide::Buffer<> output) {
   std::map<std::string, Halide::Internal::Parameter> params = findParams(kernel.output);
@@ -66,8 +69,37 @@ inline void realizeWith(const halide::LoweredKernel &kernel, const Halide::Targe
     ASSERT_TRUE(param != params.end() && input != inputs.end()) << arg.name;
     param->second.set_buffer(input->second);
   }
-  Halide::Func out = kernel.output;
-  out.realize(output, target);
+  kernel.output.realize(output, target);
+}
+
+/// The same for a kernel realized once.
+inline void realizeWith(halide::LoweredKernel &&kernel, const Halide::Target &target,
+                        const std::map<std::string, Halide::Buffer<>> &inputs,
+                        Halide::Buffer<> output) {
+  realizeWith(kernel, target, inputs, output);
+}
+
+/// Expects every row t of `y`, the output of `kernel` over the tokens
+/// inputs["x"] (K x T), to be bit for bit the row the same kernel computes
+/// for token row t alone (T = 1: the GEMMs' decoding branch). A batched
+/// decoding step promises each sequence the outputs it gets on its own.
+inline void expectRowsMatchAlone(halide::LoweredKernel &kernel, const Halide::Target &target,
+                                 std::map<std::string, Halide::Buffer<>> inputs,
+                                 const Halide::Buffer<float> &y, const std::string &what) {
+  Halide::Buffer<float> x = inputs.at("x");
+  const int K = x.dim(0).extent(), T = x.dim(1).extent(), N = y.dim(0).extent();
+  int differing = 0;
+  for (int t = 0; T > 1 && t < T; ++t) {
+    Halide::Buffer<float> row(K, 1);
+    row.for_each_element([&](int k, int) { row(k, 0) = x(k, t); });
+    inputs["x"] = row;
+    Halide::Buffer<float> alone(N, 1);
+    realizeWith(kernel, target, inputs, alone);
+    for (int n = 0; n < N; ++n)
+      if (alone(n, 0) != y(n, t) && differing++ < 3)
+        ADD_FAILURE() << what << ": row " << t << " of T=" << T << ", column " << n << ": "
+                      << alone(n, 0) << " alone, " << y(n, t) << " in the call";
+  }
 }
 
 /// Values uniform in [-1, 1].
