@@ -101,9 +101,10 @@ TEST_P(Bf16GemmKernelTest, MatchesDoubleGemmOfBf16Inputs) {
   for (int T : {1, 5, 13, 130}) {
     Halide::Buffer<float> x = test::randomBuffer({K, T}, rng);
     Halide::Buffer<float> y(N, T);
-    test::realizeWith(gemm, tt.halide, {{"x", x}, {"packed_weight", packed}, {"bias", bias}}, y);
-    test::expectRowsMatchAlone(
-        gemm, tt.halide, {{"x", x}, {"packed_weight", packed}, {"bias", bias}}, y, schedule.str());
+    std::map<std::string, Halide::Buffer<>> inputs = {
+        {"x", x}, {"packed_weight", packed}, {"bias", bias}};
+    test::realizeWith(gemm, tt.halide, inputs, y);
+    test::expectRowsMatchAlone(gemm, tt.halide, inputs, y, schedule.str());
     double maxDiff = 0, maxRef = 1e-30;
     for (int t = 0; t < T; ++t)
       for (int n = 0; n < N; ++n) {
