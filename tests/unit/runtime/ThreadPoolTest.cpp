@@ -120,6 +120,38 @@ TEST(ThreadPool, RunsIterationsOnTwoThreadsAtOnce) {
   }
 }
 
+/// Which thread ran each iteration; each takes ~20 us, so that both threads
+/// take part.
+struct Runners {
+  std::vector<std::thread::id> ran;
+  explicit Runners(int size) : ran(static_cast<size_t>(size)) {}
+};
+
+int recordRunner(void *, int i, uint8_t *closure) {
+  reinterpret_cast<Runners *>(closure)->ran[static_cast<size_t>(i)] = std::this_thread::get_id();
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  return 0;
+}
+
+TEST(ThreadPool, ClaimsIterationsInShrinkingRuns) {
+  // Each claim takes at least an eighth of what is left (two threads), so
+  // 1000 iterations take at most 8 + ln(1000 / 8) / ln(8 / 7) < 45 claims,
+  // however the threads interleave; the thread running the iterations
+  // changes only where a claim ends. Claimed one at a time, two threads
+  // alternate hundreds of times.
+  tmr::setPoolThreads(2);
+  Runners runners(1000);
+  ASSERT_EQ(
+      tmr::poolParallelFor(nullptr, recordRunner, 0, 1000, reinterpret_cast<uint8_t *>(&runners)),
+      0);
+  int changes = 0;
+  for (size_t i = 1; i < runners.ran.size(); ++i)
+    changes += runners.ran[i] != runners.ran[i - 1];
+  EXPECT_LT(changes, 45);
+}
+
 TEST(ThreadPool, WakesWorkersThatWentToSleep) {
   tmr::setPoolThreads(2);
   expectEachOnce(100);
