@@ -133,20 +133,22 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // q4 keeps a second register tile, each block's int32 sums, beside the
     // f32 accumulators: 2 vectors x 6 rows of each (24 zmm; AVX2 x 3 rows,
     // 12 ymm). Its blocks are summed in f32, so K is never blocked.
-    // AVX-512 takes 3 vectors x 4 rows (24 zmm again) where panels of 48
-    // pad the width by no more than 1% beyond panels of 32: a decoding
-    // step's one-row tile then spends a block's activation broadcasts, its
-    // scalar correction and its loop on 48 features instead of 32, and
-    // GPT-2 small's q4 steps took 2.66 ms against 3.20 (median of 5
-    // interleaved rounds, 2 threads, Zen 4, 2026-11-29; its prompt of 128
-    // tokens 66.9 against 66.4 ms). 4 x 3 made the prompt 10% slower.
+    // With AVX512-VNNI (the dot-product variant) it takes 3 vectors x 4 rows
+    // (24 zmm again) where panels of 48 pad the width by no more than 1%
+    // beyond panels of 32: a decoding step's one-row tile then spends a
+    // block's activation broadcasts, its scalar correction and its loop on
+    // 48 features instead of 32, and GPT-2 small's q4 steps took 2.66 ms
+    // against 3.20 (median of 5 interleaved rounds, 2 threads, Zen 4,
+    // 2026-11-29; its prompt of 128 tokens 66.9 against 66.4 ms). 4 x 3 made
+    // the prompt 10% slower. Plain AVX-512, which widens the bytes instead
+    // (more registers in flight), keeps 2 x 6: not measured.
     if (kernel.precision == "q4") {
       s.tileCols = 2 * s.vectorWidth;
       s.tileRows = avx512 || neon ? 6 : 3;
       s.kBlock = 0;
       auto padded = [&](int64_t panel) { return (kernel.width + panel - 1) / panel * panel; };
       const int64_t wide = 3 * s.vectorWidth;
-      if (avx512 && padded(wide) * 100 <= padded(s.tileCols) * 101) {
+      if (avx512 && target.dotProducts && padded(wide) * 100 <= padded(s.tileCols) * 101) {
         s.tileCols = static_cast<int>(wide);
         s.tileRows = 4;
       }

@@ -75,7 +75,7 @@ struct Loop {
   int min = 0, size = 0, threads = 1;
   std::atomic<int> next{0}, finished{0}, result{0};
 
-  /// Claims and runs runs of iterations until none is left.
+  /// Claims runs of iterations, and runs them, until none is left.
   void work() {
     int first = next.load(std::memory_order_relaxed);
     for (;;) {
