@@ -26,7 +26,7 @@ check --json`'s run_memory_bytes.packed; llama.cpp: its GGUF file, whose tensors
 reads all of, the tied token table as the output matrix) divided by its step time is compared
 with that read bandwidth, at the same thread count (issue #21's target: >= 80%). The read
 bandwidth of a shared virtual machine moves by tens of percent from minute to minute (the Zen 4
-of 2026-11-29: 29 to 52 GB/s at two threads within an hour), so each engine's measurement is
+of 2026-11-29: 28 to 61 GB/s at two threads within two hours), so each engine's measurement is
 also preceded by a stream read of its own, and the `adjacent` fraction is the median over rounds
 of each round's rate against the read just before it.
 
