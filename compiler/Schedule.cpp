@@ -7,6 +7,8 @@
 #include "compiler/ScheduleFields.h"
 #include "compiler/Target.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
@@ -32,6 +34,11 @@ bool gpuSchedulesOnHost() {
 
 namespace {
 
+/// The layer's width rounded up to whole panels (or vectors) of `multiple`.
+int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
+  return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
+}
+
 /// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
 /// threads of 4 rows each (the decode GEMV: one row, a thread per feature),
 /// staging 16-step slabs of tokens and weights in shared memory; row-wise
@@ -40,7 +47,7 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
   Schedule s;
   s.gpu = true;
   s.vectorWidth = target.vectorWidth; // the host-side pack kernels' vectors
-  int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
+  int64_t roundedWidth = paddedWidth(kernel, s.vectorWidth);
   s.tileCols = static_cast<int>(std::min<int64_t>(64, std::max<int64_t>(8, roundedWidth)));
   s.tileRows = 4;
   s.kBlock = 0; // the GPU GEMM stages K in gpuKChunk slabs instead
@@ -146,10 +153,10 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
       s.tileCols = 2 * s.vectorWidth;
       s.tileRows = avx512 || neon ? 6 : 3;
       s.kBlock = 0;
-      auto padded = [&](int64_t panel) { return (kernel.width + panel - 1) / panel * panel; };
-      const int64_t wide = 3 * s.vectorWidth;
-      if (avx512 && target.dotProducts && padded(wide) * 100 <= padded(s.tileCols) * 101) {
-        s.tileCols = static_cast<int>(wide);
+      const int wide = 3 * s.vectorWidth;
+      if (avx512 && target.dotProducts &&
+          paddedWidth(kernel, wide) * 100 <= paddedWidth(kernel, s.tileCols) * 101) {
+        s.tileCols = wide;
         s.tileRows = 4;
       }
     }
@@ -168,8 +175,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
       s.tokenBlock = static_cast<int>(
           std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, kernel.inWidth), 64, 512));
     // Narrow layers: a tile wider than the layer only computes padding.
-    int64_t roundedWidth = (kernel.width + s.vectorWidth - 1) / s.vectorWidth * s.vectorWidth;
-    s.tileCols = static_cast<int>(std::min<int64_t>(s.tileCols, roundedWidth));
+    s.tileCols =
+        static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
   }
   // Attention: the online softmax over blocks of 64 keys beat the one-pass
   // form at every length measured (GPT-2 small heads, causal, AVX-512,
