@@ -24,12 +24,23 @@ Expr alibiBias(const MaskDesc &mask, int64_t heads, const Expr &h, const Expr &p
   return -slope * cast<float>(distance);
 }
 
+Expr isGlobal(const MaskDesc &mask, const Expr &x) {
+  Expr any = Internal::const_false();
+  for (int64_t token : mask.globals)
+    any = any || x == static_cast<int>(token);
+  return any;
+}
+
 Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &length) {
-  Expr ok = Internal::const_true();
+  Expr keyValid = mask.padding ? j < length : Internal::const_true();
+  return allowedWith(mask, pos, j, keyValid, isGlobal(mask, pos), isGlobal(mask, j));
+}
+
+Expr allowedWith(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &keyValid,
+                 const Expr &rowGlobal, const Expr &keyGlobal) {
+  Expr ok = keyValid;
   if (mask.causal)
     ok = ok && j <= pos;
-  if (mask.padding)
-    ok = ok && j < length;
   if (!mask.restricted())
     return ok;
   Expr any = Internal::const_false();
@@ -41,8 +52,8 @@ Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &l
     any = any || window(mask.window);
   if (mask.dilated > 0)
     any = any || (window(mask.dilated) && (pos - j) % static_cast<int>(mask.dilation) == 0);
-  for (int64_t token : mask.globals)
-    any = any || pos == static_cast<int>(token) || j == static_cast<int>(token);
+  if (!mask.globals.empty())
+    any = any || rowGlobal || keyGlobal;
   for (int r = 0; r < mask.randomPerRow; ++r)
     any = any || randomKey(mask, pos, r) == j;
   return ok && any;

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 using namespace Halide;
 
@@ -75,8 +76,14 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Expr logit = score(jj, i, h, kb) * static_cast<float>(kernel.scale);
   if (mask.alibi)
     logit = logit + alibiBias(mask, kernel.heads, h, pos, key);
-  Func visible("visible");
-  visible(jj, i, kb) = key < keys && allowed(mask, pos, key, length);
+  // The mask's terms of the key alone (in range, not padding, global) are
+  // computed once per block below, not per query and key: a Longformer
+  // mask's four global keys cost four compares per vector of every row.
+  Func keyValid("key_valid"), keyGlobal("key_global"), visible("visible");
+  keyValid(jj, kb) = key < keys && (mask.padding ? key < length : Internal::const_true());
+  keyGlobal(jj, kb) = isGlobal(mask, key);
+  visible(jj, i, kb) =
+      allowedWith(mask, pos, key, keyValid(jj, kb), isGlobal(mask, pos), keyGlobal(jj, kb));
   Func masked("masked_logit");
   masked(jj, i, h, kb) = select(visible(jj, i, kb), logit, Float(32).min());
 
@@ -262,6 +269,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   }
 
   const TailStrategy round = TailStrategy::RoundUp;
+  Func maxLanes, sumLanes; // blockMax's and blockSum's per-lane halves, if split
   // Keys are transposed once per head, for all of its query tiles, or
   // (keys_at=1) per query tile and visited block, into a block-sized buffer
   // that is still in L1 when the block's scores read it. In square tiles of
@@ -306,6 +314,11 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   }
   visible.compute_at(state, rb).vectorize(jj, jw, round);
   masked.compute_at(state, rb).vectorize(jj, jw, round);
+  keyValid.compute_at(state, rb).vectorize(jj, jw, round);
+  if (mask.globals.empty())
+    keyGlobal.compute_inline();
+  else
+    keyGlobal.compute_at(state, rb).vectorize(jj, jw, round);
   // The block's max and sum: vector-wide partial results, then across the
   // lanes (a scalar chain of `block` dependent ops would cost as much as the
   // block's products).
@@ -313,8 +326,20 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   weight.compute_at(state, rb).vectorize(jj, jw, round);
   blockSum.compute_at(state, rb);
   if (block % jw == 0) {
-    blockMax.update().atomic().vectorize(rj, jw);
-    blockSum.update().atomic().vectorize(rj, jw);
+    // A row's vectors are combined lane by lane, then its lanes once, not
+    // each vector across its lanes (four shuffle trees a row per block of
+    // 64 keys). With the key terms above: the long-context Longformer's and
+    // BigBird's attention 3-6% faster at 4k tokens (in-model profiles).
+    for (auto [total, lanes] : {std::pair{blockMax, &maxLanes}, std::pair{blockSum, &sumLanes}}) {
+      RVar vectorOf("rjv"), laneOf("rjl");
+      Var lane("lane");
+      *lanes = total.update().split(rj, vectorOf, laneOf, jw).rfactor(laneOf, lane);
+      // rfactor appends `lane` to the pure dimensions: stored first, so
+      // that a row's lanes are one dense vector.
+      lanes->compute_at(state, rb).reorder_storage(lane, i).vectorize(lane);
+      lanes->update().vectorize(lane);
+      total.update().atomic().vectorize(laneOf);
+    }
   }
   blockAcc.compute_at(state, rb).vectorize(c, dw, dTail);
   const int cVectors = std::min(vectors, std::max(1, headDim / dw));
@@ -339,9 +364,10 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (mask.padding)
     args.push_back(length);
   std::vector<Func> stages;
-  for (Func f :
-       {keyRows, keysT, score, visible, masked, blockMax, weight, blockSum, blockAcc, state, out})
-    stages.push_back(f);
+  for (Func f : {keyRows, keysT, score, keyValid, keyGlobal, visible, masked, maxLanes, blockMax,
+                 weight, sumLanes, blockSum, blockAcc, state, out})
+    if (f.defined())
+      stages.push_back(f);
   if (gathers)
     for (Func f :
          {drawnKey, drawnValid, drawnScore, drawnLogit, drawnMax, drawnWeight, drawnSum, drawnAcc})
