@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -46,6 +47,15 @@ int encoderRun(const tmr_run_args *args, char *, size_t) {
       args->output[(t - firstRow(args)) * kWidth + j] =
           embed[args->tokens[t] * kWidth + j] + bias[j];
   return 0;
+}
+
+/// The encoder, but column 1 of row 0 keeps whatever the output held before
+/// the run: an element a faulty model never writes.
+int encoderRunSkippingOne(const tmr_run_args *args, char *err, size_t errLen) {
+  const float before = args->output[1];
+  int status = encoderRun(args, err, errLen);
+  args->output[1] = before;
+  return status;
 }
 
 /// The decoder reads its embedding only through the packed (doubled) copy.
@@ -173,6 +183,29 @@ TEST_F(CApi, EncodesAndReportsInfo) {
   float last[3];
   ASSERT_EQ(tmr_encode(session_, tokens, 2, nullptr, 0, TMR_ROWS_LAST, last, 3), TMR_OK);
   EXPECT_THAT(last, testing::ElementsAre(70.5f, 71.25f, 71.0f));
+}
+
+// The runtime reuses its output buffer between runs of one size without
+// filling it again: an element no run writes must still read NaN, never the
+// last run's value, and every written one the new run's.
+TEST_F(CApi, AnElementTheModelNeverWritesStaysNaNAcrossRuns) {
+  tmr_model_desc leaky = encoder_;
+  leaky.run = encoderRunSkippingOne;
+  openSession(leaky);
+  int32_t first[] = {4, 7}, second[] = {2, 3}, longer[] = {1, 2, 3};
+  float out[9];
+  ASSERT_EQ(tmr_encode(session_, first, 2, nullptr, 0, TMR_ROWS_ALL, out, 6), TMR_OK);
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_THAT(std::vector<float>(out + 2, out + 6),
+              testing::ElementsAre(41.0f, 70.5f, 71.25f, 71.0f));
+  ASSERT_EQ(tmr_encode(session_, second, 2, nullptr, 0, TMR_ROWS_ALL, out, 6), TMR_OK);
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[0], 20.5f);
+  EXPECT_THAT(std::vector<float>(out + 2, out + 6),
+              testing::ElementsAre(21.0f, 30.5f, 31.25f, 31.0f));
+  ASSERT_EQ(tmr_encode(session_, longer, 3, nullptr, 0, TMR_ROWS_ALL, out, 9), TMR_OK);
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[8], 31.0f);
 }
 
 // Every wrong weight file gets a status and a message naming the problem.
