@@ -34,6 +34,10 @@ bool gpuSchedulesOnHost() {
 
 namespace {
 
+/// The widest f32 layer (output features) whose GEMM reads its tokens in
+/// place rather than packed per row tile (defaultSchedule, AVX-512).
+constexpr int64_t kNarrowUnpackedWidth = 384;
+
 /// The layer's width rounded up to whole panels (or vectors) of `multiple`.
 int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
   return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
@@ -125,6 +129,18 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
         s.tileRows = 8;
       }
     }
+    // Layers of kNarrowUnpackedWidth features or fewer read their tokens in
+    // place (LowerLinear.cpp's x_tiles off): the packing pass costs M x K
+    // whatever N is, the products M x K x N, and below that width the pass
+    // cost more than the broadcasts it simplifies. `tmc tune` with the
+    // default budget turned packing off in every layer of N 128-384 of four
+    // small models (Zen 4, 2026-11-29: 1.21-1.26x on its own in the tuner's
+    // harness; bench/results/tune/small-zen4-2026-11-29-default); in-model
+    // (3 interleaved rounds) K 1024 x N 256 took 0.312 against 0.337 ms,
+    // K 864 x N 320 0.389 against 0.413, and a Longformer's K 1024 x N 256
+    // at 4096 tokens 9.7-9.9 against 10.0-10.8. Measured on AVX-512 only.
+    if (avx512 && kernel.width <= kNarrowUnpackedWidth)
+      s.packTokens = false;
     // bf16 (vdpbf16ps: 16 lanes, each the sum of a pair of products): 2
     // vectors x 12 rows, K unblocked, ran 390 GFLOP/s at 2 threads on the
     // Zen 4 (GPT-2's 128 x 768 x 3072; 1.8x the f32 tile's rate) against
