@@ -31,9 +31,13 @@ Expr isGlobal(const MaskDesc &mask, const Expr &x) {
   return any;
 }
 
+Expr beforePadding(const MaskDesc &mask, const Expr &j, const Expr &length) {
+  return mask.padding ? j < length : Internal::const_true();
+}
+
 Expr allowed(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &length) {
-  Expr keyValid = mask.padding ? j < length : Internal::const_true();
-  return allowedWith(mask, pos, j, keyValid, isGlobal(mask, pos), isGlobal(mask, j));
+  return allowedWith(mask, pos, j, beforePadding(mask, j, length), isGlobal(mask, pos),
+                     isGlobal(mask, j));
 }
 
 Expr allowedWith(const MaskDesc &mask, const Expr &pos, const Expr &j, const Expr &keyValid,

@@ -30,13 +30,17 @@ Halide::Expr alibiBias(const MaskDesc &mask, int64_t heads, const Halide::Expr &
 Halide::Expr allowed(const MaskDesc &mask, const Halide::Expr &pos, const Halide::Expr &j,
                      const Halide::Expr &length);
 
+/// Whether key `j` lies before the sequence's padding (`length` valid keys);
+/// true for a mask without padding.
+Halide::Expr beforePadding(const MaskDesc &mask, const Halide::Expr &j, const Halide::Expr &length);
+
 /// Whether position `x` is one of the mask's global tokens (false if none).
 Halide::Expr isGlobal(const MaskDesc &mask, const Halide::Expr &x);
 
 /// allowed(), with the terms of one side given as computed by the caller:
-/// `keyValid` of key `j` alone (allowed() passes j < length under padding,
-/// else true), `rowGlobal` = isGlobal(pos), `keyGlobal` = isGlobal(j). A
-/// blocked kernel computes the key terms once per block, not per query.
+/// `keyValid` of key `j` alone (allowed() passes beforePadding(j)), `rowGlobal` = isGlobal(pos),
+/// `keyGlobal` = isGlobal(j). A blocked kernel computes the key terms once per block, not per
+/// query.
 Halide::Expr allowedWith(const MaskDesc &mask, const Halide::Expr &pos, const Halide::Expr &j,
                          const Halide::Expr &keyValid, const Halide::Expr &rowGlobal,
                          const Halide::Expr &keyGlobal);

@@ -80,7 +80,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // computed once per block below, not per query and key: a Longformer
   // mask's four global keys cost four compares per vector of every row.
   Func keyValid("key_valid"), keyGlobal("key_global"), visible("visible");
-  keyValid(jj, kb) = key < keys && (mask.padding ? key < length : Internal::const_true());
+  keyValid(jj, kb) = key < keys && beforePadding(mask, key, length);
   keyGlobal(jj, kb) = isGlobal(mask, key);
   visible(jj, i, kb) =
       allowedWith(mask, pos, key, keyValid(jj, kb), isGlobal(mask, pos), keyGlobal(jj, kb));
