@@ -43,6 +43,40 @@ int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
   return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
 }
 
+/// The deepest f32 layer (input features) that takes the small streaming
+/// tile below.
+constexpr int64_t kSmallTileMaxDepth = 256;
+
+/// An AVX-512 f32 GEMM whose weights do not stay in cache (the caller checks
+/// their size: vocabulary heads), of K <= kSmallTileMaxDepth, whose output
+/// rows start on cache lines (width a multiple of 16 floats).
+bool streamsFromMemoryNarrowK(const KernelDesc &kernel, const TargetInfo &target) {
+  return target.isa == Isa::AVX512 && kernel.precision == "f32" &&
+         kernel.inWidth <= kSmallTileMaxDepth && kernel.width % 16 == 0;
+}
+
+/// Such GEMMs take 2 vectors x 2 rows, tokens read in place, K not unrolled.
+/// In-model profiles (TMR_PROFILE, 3 interleaved rounds each, 2 threads,
+/// Zen 4, 2026-11-29), the head at 128 tokens against the 4 x 6 tile:
+/// K 128 x N 32000 4.94-4.99 against 5.22-5.23 ms (3 x 8: 5.09-5.43),
+/// N 50304 7.81-7.89 against 8.19-8.38, K 192 x N 32000 7.33-7.47 against
+/// 7.66-7.78, K 256 x N 32000 9.73-9.81 against 10.03-10.21; K 128 x N
+/// 32000 at 512 tokens 18.9-19.2 against 19.8-19.9. Decoding steps
+/// unchanged. A likely reason: with K this short, a 4 x 6 tile's products
+/// end in a burst of 24 stores to 6 output rows a vocabulary apart, where
+/// the small tile's 4 stores overlap its neighbours' products. Where it
+/// loses: K 320 and 384 (5-10% slower than 4 x 6), and output rows off
+/// cache lines (K 128 x N 50257 9.3-9.8 against 8.2-8.4 ms for 3 x 8;
+/// N 32001 6.05-6.32 against 5.20-5.43): a panel of 32 features then
+/// shares its rows' first and last lines with its neighbours, which the
+/// other thread may be writing.
+void useSmallStreamingTile(Schedule &s) {
+  s.tileCols = 2 * s.vectorWidth;
+  s.tileRows = 2;
+  s.unrollK = 1;
+  s.packTokens = false;
+}
+
 /// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
 /// threads of 4 rows each (the decode GEMV: one row, a thread per feature),
 /// staging 16-step slabs of tokens and weights in shared memory; row-wise
@@ -190,6 +224,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     if (weightBytes <= (int64_t(4) << 20))
       s.tokenBlock = static_cast<int>(
           std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, kernel.inWidth), 64, 512));
+    else if (streamsFromMemoryNarrowK(kernel, target))
+      useSmallStreamingTile(s);
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
