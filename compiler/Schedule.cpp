@@ -43,38 +43,48 @@ int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
   return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
 }
 
-/// The deepest f32 layer (input features) that takes the small streaming
-/// tile below.
-constexpr int64_t kSmallTileMaxDepth = 256;
+/// Vocabulary heads (below): at least this many output features, at most
+/// this many input features (the range measured).
+constexpr int64_t kHeadMinWidth = 8192;
+constexpr int64_t kHeadMaxDepth = 768;
 
 /// An AVX-512 f32 GEMM whose weights do not stay in cache (the caller checks
-/// their size: vocabulary heads), of K <= kSmallTileMaxDepth, whose output
-/// rows start on cache lines (width a multiple of 16 floats).
-bool streamsFromMemoryNarrowK(const KernelDesc &kernel, const TargetInfo &target) {
-  return target.isa == Isa::AVX512 && kernel.precision == "f32" &&
-         kernel.inWidth <= kSmallTileMaxDepth && kernel.width % 16 == 0;
+/// that they take more than 4 MiB) and whose width is a vocabulary's, of K
+/// <= kHeadMaxDepth, with output rows that start on cache lines (a width
+/// that is a multiple of 16 floats).
+bool isAlignedVocabularyHead(const KernelDesc &kernel, const TargetInfo &target) {
+  return target.isa == Isa::AVX512 && kernel.precision == "f32" && kernel.width >= kHeadMinWidth &&
+         kernel.inWidth <= kHeadMaxDepth && kernel.width % 16 == 0;
 }
 
-/// Such GEMMs take 2 vectors x 2 rows, tokens read in place, K not unrolled.
-/// In-model profiles (TMR_PROFILE, 3 interleaved rounds each, 2 threads,
-/// Zen 4, 2026-11-29), the head at 128 tokens against the 4 x 6 tile:
-/// K 128 x N 32000 4.94-4.99 against 5.22-5.23 ms (3 x 8: 5.09-5.43),
-/// N 50304 7.81-7.89 against 8.19-8.38, K 192 x N 32000 7.33-7.47 against
-/// 7.66-7.78, K 256 x N 32000 9.73-9.81 against 10.03-10.21; K 128 x N
-/// 32000 at 512 tokens 18.9-19.2 against 19.8-19.9. Decoding steps
-/// unchanged. A likely reason: with K this short, a 4 x 6 tile's products
-/// end in a burst of 24 stores to 6 output rows a vocabulary apart, where
-/// the small tile's 4 stores overlap its neighbours' products. Where it
-/// loses: K 320 and 384 (5-10% slower than 4 x 6), and output rows off
-/// cache lines (K 128 x N 50257 9.3-9.8 against 8.2-8.4 ms for 3 x 8;
-/// N 32001 6.05-6.32 against 5.20-5.43): a panel of 32 features then
-/// shares its rows' first and last lines with its neighbours, which the
-/// other thread may be writing.
-void useSmallStreamingTile(Schedule &s) {
-  s.tileCols = 2 * s.vectorWidth;
-  s.tileRows = 2;
-  s.unrollK = 1;
-  s.packTokens = false;
+/// Such heads take 1 vector x 8 rows (tokens packed, K unrolled by 4 as
+/// above). In-model profiles (TMR_PROFILE, 3 interleaved rounds each, 2
+/// threads, Zen 4, 2026-11-29), the head at 128 tokens, ms, 1 x 8 against
+/// the tile the width would otherwise take (4 x 6):
+///
+///   K x N          1 x 8          4 x 6 (or as noted)
+///   128 x 32000    4.94-5.02      5.22-5.23; 2 x 2 in place 4.94-5.18
+///   160 x 16384    3.15-3.20      2 x 2 in place 3.36-3.41
+///   192 x 32000    7.38-7.46      7.66-7.78; 2 x 2 in place 7.37-7.74
+///   256 x 32000    9.68-9.83      10.03-10.21
+///   288 x 32000    10.82-10.89    11.64-11.78 (5 x 4 11.08-11.23)
+///   320 x 32000    11.93-12.48    12.71-13.56
+///   384 x 32000    14.12-14.15    14.80-15.33 (5 x 4 14.39-14.47)
+///   512 x 32000    19.10-19.15    19.88-20.48
+///   768 x 32000    28.27-28.77    29.22-29.52
+///   128 x 50304    7.96-8.01      8.19-8.38
+///
+/// and at 512 tokens (K 128 x N 32000) 19.3-19.4 against 19.3-20.5. The
+/// tuner had found 1 x 8 for rope320's head too (bench/results/tune/
+/// small-zen4-2026-11-29-default). A likely reason: a panel of 16
+/// features holds 16 x K weights (8 KiB at K 128, 48 at 768), which the
+/// row tiles read again from L1 or close to it, where 4 x 6's 64-wide
+/// panels are four times that. Where it loses: output rows off cache lines (K 256 x N 50257:
+/// 16.64-16.72 against 15.51-16.32 for 3 x 8), where a panel's rows share
+/// their first and last lines with the neighbouring panels'.
+void useVocabularyHeadTile(Schedule &s) {
+  s.tileCols = s.vectorWidth;
+  s.tileRows = 8;
 }
 
 /// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
@@ -224,8 +234,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     if (weightBytes <= (int64_t(4) << 20))
       s.tokenBlock = static_cast<int>(
           std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, kernel.inWidth), 64, 512));
-    else if (streamsFromMemoryNarrowK(kernel, target))
-      useSmallStreamingTile(s);
+    else if (isAlignedVocabularyHead(kernel, target))
+      useVocabularyHeadTile(s);
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));

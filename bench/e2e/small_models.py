@@ -6,7 +6,9 @@ usage: bench/e2e/small_models.py [--build-dir build] [--work DIR] [--results DIR
 
 The users who most need a standalone binary run small models: d_model
 128-512, rotary positions, gated FFNs, large vocabularies. For every spec
-(default: bench/e2e/small/*.tm and examples/llama-style.tm) this compiles it
+(default: bench/e2e/small/*.tm and examples/llama-style.tm; six more shapes,
+written after the defaults to check them on shapes they were not shaped on,
+are in bench/e2e/small/extra/: pass them with --specs) this compiles it
 with the default schedules (`tmc compile`, as a user does), writes seeded
 weights, and times the executable's prompt run over T tokens (`--bench`,
 every row's logits: prefill_ms) in R rounds, models in a shuffled order per

@@ -75,11 +75,11 @@ void tileStage(Stage s, const GemmVars &v, const GemmLayout &l, int rows,
 }
 
 /// Applies the reduction unroll of the layout to an update stage over `r`.
-std::vector<VarOrRVar> unrolledReduction(Stage s, const RVar &r, const GemmLayout &l) {
-  if (l.unrollK <= 1)
+std::vector<VarOrRVar> unrolledReduction(Stage s, const RVar &r, int unrollK) {
+  if (unrollK <= 1)
     return {r};
   RVar ro(r.name() + "o"), ri(r.name() + "i");
-  s.split(r, ro, ri, l.unrollK, TailStrategy::GuardWithIf).unroll(ri);
+  s.split(r, ro, ri, unrollK, TailStrategy::GuardWithIf).unroll(ri);
   return {ri, ro};
 }
 
@@ -175,7 +175,22 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   const bool peelFirstProduct =
       strictOrder && !kernel.hasBias && !l.quantized() && !l.bf16 && !blocked && K > 1;
   const bool peelBlocks = strictOrder && kc > 1;
-  RDom r(peelFirstProduct ? 1 : 0, peelFirstProduct ? K - 1 : K, "r");
+  // An f32 sum unrolled by u runs its first (steps mod u) steps as a stage
+  // of their own, so that the unrolled loop covers whole unrolls. Split with
+  // a guarded tail instead, LLVM compiled the tail's last steps as separate
+  // products and adds (select(k < K, acc + x w, acc) as acc + select(k < K,
+  // x w, 0) under fast-math) in some of the kernel's specializations and as
+  // FMAs in others: the one-row decoding tile of a bias-less K 192 x N 8208
+  // layer then differed in the last bit from the same row in a many-row
+  // call (GemmKernelTest).
+  const int firstStep = peelFirstProduct ? 1 : 0, steps = K - firstStep;
+  int unrollK = l.unrollK;
+  if (steps < unrollK)
+    unrollK = 1;
+  const int leadSteps =
+      strictOrder && !l.quantized() && !l.bf16 && !blocked && unrollK > 1 ? steps % unrollK : 0;
+  RDom rLead(firstStep, std::max(1, leadSteps), "r_lead");
+  RDom r(firstStep + leadSteps, steps - leadSteps, "r");
   RDom rk(peelBlocks ? 1 : 0, peelBlocks ? kc - 1 : kc, "rk"),
       rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
@@ -273,6 +288,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     stages.push_back(partial);
   } else {
     acc(j, t, p) = peelFirstProduct ? strict_float(token(0, t) * packed(j, 0, p)) : init;
+    if (leadSteps > 0)
+      acc(j, t, p) += token(rLead, t) * packed(j, rLead, p);
     acc(j, t, p) += token(r, t) * packed(j, r, p);
     stages.push_back(xc);
   }
@@ -421,8 +438,16 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // and free for every row tile (GPT-2-sized heads: ~10^4 per call, 16% of
     // a small model's prefill in glibc's free-list walks).
     acc.compute_at(out, rowTasks ? v.tile : v.to).bound_storage(t, R);
-    auto scheduleAcc = [&](Stage pure, Stage update, int rows) {
+    // `only`: the stages' specialization (the decoding tile's T == 1), if any.
+    auto scheduleAcc = [&](const Expr &only, int rows) {
+      auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
+      Stage pure = stage(acc), update = stage(acc.update(leadSteps > 0 ? 1 : 0));
       tileStage(pure, v, l, rows, {}, {p});
+      if (leadSteps > 0) {
+        Stage lead = stage(acc.update(0));
+        tileStage(lead, v, l, rows, {rLead.x}, {p});
+        lead.unroll(rLead.x);
+      }
       if (l.q4) {
         // Block by block; each block's int32 register tile (blockSum,
         // computed at this loop below) is scaled into the f32 one.
@@ -432,12 +457,12 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       // bf16 pairs and int8 quads: the group innermost, the steps outside it.
       const RDom &grouped = l.int8 ? rq : rp;
       const bool group = l.bf16 || l.int8;
-      std::vector<VarOrRVar> inner = unrolledReduction(update, group ? grouped.y : r, l);
+      std::vector<VarOrRVar> inner = unrolledReduction(update, group ? grouped.y : r, unrollK);
       tileStage(update, v, l, rows, inner, {p}, group ? &grouped.x : nullptr);
     };
     if (decode)
-      scheduleAcc(acc.specialize(T == 1), acc.update().specialize(T == 1), 1);
-    scheduleAcc(acc, acc.update(), R);
+      scheduleAcc(T == 1, 1);
+    scheduleAcc(Expr(), R);
     if (l.q4) {
       // A block's 8 quads, each vpdpbusd into the block's int32 tile.
       blockSum.compute_at(acc, rblock.x).bound_storage(t, R);
@@ -458,7 +483,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     auto scheduleBlocked = [&](Stage accUpdate, Stage pure, Stage update, int rows) {
       tileStage(accUpdate, v, l, rows, {}, {rb, p});
       tileStage(pure, v, l, rows, {}, {p, kb});
-      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, l);
+      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, l.unrollK);
       tileStage(update, v, l, rows, inner, {p, kb});
     };
     if (decode)

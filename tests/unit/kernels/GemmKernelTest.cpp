@@ -94,10 +94,15 @@ const GemmCase kCases[] = {
     // A narrow bias-less head: LLVM unrolls the one-row tile's whole k loop.
     {"k32_n50_head_default_schedule", 32, 50, false, "none", -1, -1},
     {"k90_n70_bias_tokens_in_place", 90, 70, true, "gelu", -1, -1, false, true, -1, -1, 0},
-    // A vocabulary head of short K (6.3 MB of weights): the default is the
-    // small streaming tile, 2 x 2 with the tokens in place (AVX-512 only).
+    // A vocabulary head (6.3 MB of weights, rows on cache lines): the
+    // default is its 1 vector x 8 rows tile (AVX-512 only).
     {"k192_n8208_head_default_schedule", 192, 8208, false, "none", -1, -1, false, true, -1, -1, -1,
      -1, "x86-64-avx512"},
+    // A bias-less sum unrolled by 4 over K - 1 = 191 steps, without token
+    // blocks: with a guarded tail, the decoding tile's last steps were
+    // separate products and adds, the many-row tile's FMAs (1 ulp apart).
+    {"k192_n1600_unrolled_no_token_blocks", 192, 1600, false, "none", 0, 4, false, true, 3, 8, 1,
+     0},
     // Blocks of 16 rows: T = 130 runs as blocks in parallel (a short last
     // one), T = 5 and 7 as one block; with K blocked too (AVX2's default).
     {"k40_n50_bias_relu_token_blocks", 40, 50, true, "relu", 0, 1, false, true, -1, -1, -1, 16,
