@@ -191,7 +191,14 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       strictOrder && !l.quantized() && !l.bf16 && !blocked && unrollK > 1 ? steps % unrollK : 0;
   RDom rLead(firstStep, std::max(1, leadSteps), "r_lead");
   RDom r(firstStep + leadSteps, steps - leadSteps, "r");
-  RDom rk(peelBlocks ? 1 : 0, peelBlocks ? kc - 1 : kc, "rk"),
+  // The same within each K block (unrolled only where the blocks divide K).
+  const int blockFirst = peelBlocks ? 1 : 0, blockSteps = kc - blockFirst;
+  int blockUnroll = l.unrollK;
+  if (blocked && blockSteps < blockUnroll)
+    blockUnroll = 1;
+  const int blockLead = blocked && blockUnroll > 1 ? blockSteps % blockUnroll : 0;
+  RDom rkLead(blockFirst, std::max(1, blockLead), "rk_lead");
+  RDom rk(blockFirst + blockLead, blockSteps - blockLead, "rk"),
       rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
   RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
@@ -281,6 +288,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // A block's first product starts its sum, as peelFirstProduct's does.
     Expr first = kb * kc;
     partial(j, t, p, kb) = peelBlocks ? strict_float(token(first, t) * packed(j, first, p)) : 0.0f;
+    if (blockLead > 0) {
+      Expr lead = kb * kc + rkLead;
+      partial(j, t, p, kb) += token(lead, t) * packed(j, lead, p);
+    }
     partial(j, t, p, kb) += token(k, t) * packed(j, k, p);
     acc(j, t, p) = init;
     acc(j, t, p) += partial(j, t, p, rb);
@@ -480,16 +491,22 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // partial products in a register tile first.
     acc.compute_at(out, p).vectorize(j, l.vectorWidth);
     partial.compute_at(acc, v.tt).bound_storage(t, R);
-    auto scheduleBlocked = [&](Stage accUpdate, Stage pure, Stage update, int rows) {
-      tileStage(accUpdate, v, l, rows, {}, {rb, p});
-      tileStage(pure, v, l, rows, {}, {p, kb});
-      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, l.unrollK);
+    auto scheduleBlocked = [&](const Expr &only, int rows) {
+      auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
+      tileStage(stage(acc.update()), v, l, rows, {}, {rb, p});
+      tileStage(stage(partial), v, l, rows, {}, {p, kb});
+      if (blockLead > 0) {
+        Stage lead = stage(partial.update(0));
+        tileStage(lead, v, l, rows, {rkLead.x}, {p, kb});
+        lead.unroll(rkLead.x);
+      }
+      Stage update = stage(partial.update(blockLead > 0 ? 1 : 0));
+      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, blockUnroll);
       tileStage(update, v, l, rows, inner, {p, kb});
     };
     if (decode)
-      scheduleBlocked(acc.update().specialize(T == 1), partial.specialize(T == 1),
-                      partial.update().specialize(T == 1), 1);
-    scheduleBlocked(acc.update(), partial, partial.update(), R);
+      scheduleBlocked(T == 1, 1);
+    scheduleBlocked(Expr(), R);
   }
   return {out, args, stages};
 }

@@ -103,6 +103,10 @@ const GemmCase kCases[] = {
     // separate products and adds, the many-row tile's FMAs (1 ulp apart).
     {"k192_n1600_unrolled_no_token_blocks", 192, 1600, false, "none", 0, 4, false, true, 3, 8, 1,
      0},
+    // The same in K blocks of 256 (255 steps after each block's first
+    // product), a schedule the tuner may pick.
+    {"k768_n1600_blocked_unrolled_no_token_blocks", 768, 1600, false, "none", 256, 4, false, true,
+     3, 8, 1, 0},
     // Blocks of 16 rows: T = 130 runs as blocks in parallel (a short last
     // one), T = 5 and 7 as one block; with K blocked too (AVX2's default).
     {"k40_n50_bias_relu_token_blocks", 40, 50, true, "relu", 0, 1, false, true, -1, -1, -1, 16,
