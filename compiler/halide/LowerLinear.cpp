@@ -177,12 +177,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   const bool peelBlocks = strictOrder && kc > 1;
   // An f32 sum unrolled by u runs its first (steps mod u) steps as a stage
   // of their own, so that the unrolled loop covers whole unrolls. Split with
-  // a guarded tail instead, LLVM compiled the tail's last steps as separate
-  // products and adds (select(k < K, acc + x w, acc) as acc + select(k < K,
-  // x w, 0) under fast-math) in some of the kernel's specializations and as
-  // FMAs in others: the one-row decoding tile of a bias-less K 192 x N 8208
-  // layer then differed in the last bit from the same row in a many-row
-  // call (GemmKernelTest).
+  // a guarded tail instead, LLVM compiled the tail's steps as separate
+  // products and adds in some of the kernel's specializations (vmulps and
+  // vaddps after the one-row decoding tile's loop) and as FMAs in others:
+  // the decoding tile of a bias-less K 192 x N 8208 layer then differed in
+  // the last bit from the same row in a many-row call (GemmKernelTest).
   const int firstStep = peelFirstProduct ? 1 : 0, steps = K - firstStep;
   int unrollK = l.unrollK;
   if (steps < unrollK)
