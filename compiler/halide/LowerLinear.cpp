@@ -74,6 +74,29 @@ void tileStage(Stage s, const GemmVars &v, const GemmLayout &l, int rows,
   s.vectorize(v.nl).unroll(v.nv).unroll(v.tl);
 }
 
+/// How a sum of `steps` steps unrolled by `unrollK` runs: its first
+/// `leadSteps` steps (steps mod unrollK) as a stage of their own, the rest
+/// in whole unrolls (buildGemm says why). A sum shorter than one unroll is
+/// not unrolled.
+struct UnrollSplit {
+  int unrollK;
+  int leadSteps;
+};
+
+UnrollSplit splitUnroll(int steps, int unrollK) {
+  if (steps < unrollK || unrollK <= 1)
+    return {1, 0};
+  return {unrollK, steps % unrollK};
+}
+
+/// Schedules the lead stage of an UnrollSplit: its few steps unrolled in
+/// the register tile, inside the loops `outer`.
+void scheduleLeadStage(Stage lead, const GemmVars &v, const GemmLayout &l, int rows,
+                       const RDom &steps, const std::vector<VarOrRVar> &outer) {
+  tileStage(lead, v, l, rows, {steps.x}, outer);
+  lead.unroll(steps.x);
+}
+
 /// Applies the reduction unroll of the layout to an update stage over `r`.
 std::vector<VarOrRVar> unrolledReduction(Stage s, const RVar &r, int unrollK) {
   if (unrollK <= 1)
@@ -182,22 +205,17 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // vaddps after the one-row decoding tile's loop) and as FMAs in others:
   // the decoding tile of a bias-less K 192 x N 8208 layer then differed in
   // the last bit from the same row in a many-row call (GemmKernelTest).
+  // (The GPU schedule takes the sum's one update stage as it is.)
+  const bool plainF32 = strictOrder && !l.quantized() && !l.bf16 && !blocked;
   const int firstStep = peelFirstProduct ? 1 : 0, steps = K - firstStep;
-  int unrollK = l.unrollK;
-  if (steps < unrollK)
-    unrollK = 1;
-  const int leadSteps =
-      strictOrder && !l.quantized() && !l.bf16 && !blocked && unrollK > 1 ? steps % unrollK : 0;
-  RDom rLead(firstStep, std::max(1, leadSteps), "r_lead");
-  RDom r(firstStep + leadSteps, steps - leadSteps, "r");
+  const UnrollSplit sumSplit = plainF32 ? splitUnroll(steps, l.unrollK) : UnrollSplit{l.unrollK, 0};
+  RDom rLead(firstStep, std::max(1, sumSplit.leadSteps), "r_lead");
+  RDom r(firstStep + sumSplit.leadSteps, steps - sumSplit.leadSteps, "r");
   // The same within each K block (unrolled only where the blocks divide K).
   const int blockFirst = peelBlocks ? 1 : 0, blockSteps = kc - blockFirst;
-  int blockUnroll = l.unrollK;
-  if (blocked && blockSteps < blockUnroll)
-    blockUnroll = 1;
-  const int blockLead = blocked && blockUnroll > 1 ? blockSteps % blockUnroll : 0;
-  RDom rkLead(blockFirst, std::max(1, blockLead), "rk_lead");
-  RDom rk(blockFirst + blockLead, blockSteps - blockLead, "rk"),
+  const UnrollSplit blockSplit = blocked ? splitUnroll(blockSteps, l.unrollK) : UnrollSplit{1, 0};
+  RDom rkLead(blockFirst, std::max(1, blockSplit.leadSteps), "rk_lead");
+  RDom rk(blockFirst + blockSplit.leadSteps, blockSteps - blockSplit.leadSteps, "rk"),
       rb(0, static_cast<int>(l.kBlocks), "rb");
   RDom rp(0, 2, 0, static_cast<int>(l.kPairs), "rp");
   RDom rq(0, 4, 0, static_cast<int>(l.kQuads), "rq");
@@ -287,7 +305,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // A block's first product starts its sum, as peelFirstProduct's does.
     Expr first = kb * kc;
     partial(j, t, p, kb) = peelBlocks ? strict_float(token(first, t) * packed(j, first, p)) : 0.0f;
-    if (blockLead > 0) {
+    if (blockSplit.leadSteps > 0) {
       Expr lead = kb * kc + rkLead;
       partial(j, t, p, kb) += token(lead, t) * packed(j, lead, p);
     }
@@ -298,7 +316,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     stages.push_back(partial);
   } else {
     acc(j, t, p) = peelFirstProduct ? strict_float(token(0, t) * packed(j, 0, p)) : init;
-    if (leadSteps > 0)
+    if (sumSplit.leadSteps > 0)
       acc(j, t, p) += token(rLead, t) * packed(j, rLead, p);
     acc(j, t, p) += token(r, t) * packed(j, r, p);
     stages.push_back(xc);
@@ -451,13 +469,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // `only`: the stages' specialization (the decoding tile's T == 1), if any.
     auto scheduleAcc = [&](const Expr &only, int rows) {
       auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
-      Stage pure = stage(acc), update = stage(acc.update(leadSteps > 0 ? 1 : 0));
+      Stage pure = stage(acc), update = stage(acc.update(sumSplit.leadSteps > 0 ? 1 : 0));
       tileStage(pure, v, l, rows, {}, {p});
-      if (leadSteps > 0) {
-        Stage lead = stage(acc.update(0));
-        tileStage(lead, v, l, rows, {rLead.x}, {p});
-        lead.unroll(rLead.x);
-      }
+      if (sumSplit.leadSteps > 0)
+        scheduleLeadStage(stage(acc.update(0)), v, l, rows, rLead, {p});
       if (l.q4) {
         // Block by block; each block's int32 register tile (blockSum,
         // computed at this loop below) is scaled into the f32 one.
@@ -467,7 +482,8 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       // bf16 pairs and int8 quads: the group innermost, the steps outside it.
       const RDom &grouped = l.int8 ? rq : rp;
       const bool group = l.bf16 || l.int8;
-      std::vector<VarOrRVar> inner = unrolledReduction(update, group ? grouped.y : r, unrollK);
+      std::vector<VarOrRVar> inner =
+          unrolledReduction(update, group ? grouped.y : r, sumSplit.unrollK);
       tileStage(update, v, l, rows, inner, {p}, group ? &grouped.x : nullptr);
     };
     if (decode)
@@ -494,13 +510,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
       tileStage(stage(acc.update()), v, l, rows, {}, {rb, p});
       tileStage(stage(partial), v, l, rows, {}, {p, kb});
-      if (blockLead > 0) {
-        Stage lead = stage(partial.update(0));
-        tileStage(lead, v, l, rows, {rkLead.x}, {p, kb});
-        lead.unroll(rkLead.x);
-      }
-      Stage update = stage(partial.update(blockLead > 0 ? 1 : 0));
-      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, blockUnroll);
+      if (blockSplit.leadSteps > 0)
+        scheduleLeadStage(stage(partial.update(0)), v, l, rows, rkLead, {p, kb});
+      Stage update = stage(partial.update(blockSplit.leadSteps > 0 ? 1 : 0));
+      std::vector<VarOrRVar> inner = unrolledReduction(update, rk, blockSplit.unrollK);
       tileStage(update, v, l, rows, inner, {p, kb});
     };
     if (decode)
