@@ -50,17 +50,24 @@ constexpr int64_t kHeadMaxDepth = 768;
 
 /// An AVX-512 f32 GEMM whose weights do not stay in cache (the caller checks
 /// that they take more than 4 MiB) and whose width is a vocabulary's, of K
-/// <= kHeadMaxDepth, with output rows that start on cache lines (a width
-/// that is a multiple of 16 floats).
-bool isAlignedVocabularyHead(const KernelDesc &kernel, const TargetInfo &target) {
+/// <= kHeadMaxDepth.
+bool isVocabularyHead(const KernelDesc &kernel, const TargetInfo &target) {
   return target.isa == Isa::AVX512 && kernel.precision == "f32" && kernel.width >= kHeadMinWidth &&
-         kernel.inWidth <= kHeadMaxDepth && kernel.width % 16 == 0;
+         kernel.inWidth <= kHeadMaxDepth;
 }
 
+/// The most weight bytes a group of a head's panels (Schedule::panelGroup)
+/// holds: what each row tile reads from L2 (1 MiB on Zen 4) across the
+/// group, K 256 x 16 panels of 16.
+constexpr int64_t kPanelGroupBytes = 256 << 10;
+constexpr int kMaxPanelGroup = 16;
+
 /// Such heads take 1 vector x 8 rows (tokens packed, K unrolled by 4 as
-/// above). In-model profiles (TMR_PROFILE, 3 interleaved rounds each, 2
-/// threads, Zen 4, 2026-11-29), the head at 128 tokens, ms, 1 x 8 against
-/// the tile the width would otherwise take (4 x 6):
+/// above), each row tile passing through a group of up to 16 panels (256
+/// KiB of weights) before the next. In-model profiles (TMR_PROFILE, 3
+/// interleaved rounds each, 2 threads, Zen 4, 2026-11-29), the head at 128
+/// tokens, ms, first 1 x 8 alone against the tile the width would
+/// otherwise take (4 x 6):
 ///
 ///   K x N          1 x 8          4 x 6 (or as noted)
 ///   128 x 32000    4.94-5.02      5.22-5.23; 2 x 2 in place 4.94-5.18
@@ -74,17 +81,35 @@ bool isAlignedVocabularyHead(const KernelDesc &kernel, const TargetInfo &target)
 ///   768 x 32000    28.27-28.77    29.22-29.52
 ///   128 x 50304    7.96-8.01      8.19-8.38
 ///
-/// and at 512 tokens (K 128 x N 32000) 19.3-19.4 against 19.3-20.5. The
-/// tuner had found 1 x 8 for rope320's head too (bench/results/tune/
-/// small-zen4-2026-11-29-default). A likely reason: a panel of 16
-/// features holds 16 x K weights (8 KiB at K 128, 48 at 768), which the
-/// row tiles read again from L1 or close to it, where 4 x 6's 64-wide
-/// panels are four times that. Where it loses: output rows off cache lines (K 256 x N 50257:
-/// 16.64-16.72 against 15.51-16.32 for 3 x 8), where a panel's rows share
-/// their first and last lines with the neighbouring panels'.
-void useVocabularyHeadTile(Schedule &s) {
+/// A likely reason: a panel of 16 features holds 16 x K weights (8 KiB at
+/// K 128, 48 at 768), which the row tiles read again from L1 or close to
+/// it, where 4 x 6's 64-wide panels are four times that. Alone, 1 x 8 lost
+/// where output rows are off cache lines (K 128 x N 50257: 8.86-8.99 against
+/// 8.85-9.03 for 3 x 8, where N 50256 took 7.86-8.01; K 256 x N 50257 3-7%
+/// slower than 3 x 8): each panel wrote its output as a strip 16 features
+/// wide and all T rows tall, each row's piece sharing its first and last
+/// line with the neighbouring panels' pieces, written a whole strip later.
+/// With the panels in groups, each row tile writes runs of 16 panels, and
+/// the narrow heads (whose output is as many bytes as their weights) gained
+/// on either width, against 1 x 8 alone on aligned rows and 3 x 8 on the
+/// others:
+///
+///   K x N          groups of 16   alone
+///   128 x 50256    7.28-7.39      7.86-8.01 (groups of 8: 7.39-7.41)
+///   128 x 50257    7.42-7.58      3 x 8 8.84-9.45 (groups of 8: 7.50-7.59)
+///   256 x 50257    14.57-14.87    3 x 8 16.21-16.68 (groups of 8: 14.67-15.10)
+///
+/// and level from K 320 up (320 x 32000: 11.89-12.19 in groups of 16 or 9,
+/// 11.95-12.15 alone; 768 x 50257, GPT-2's head: 44.4-45.2 in groups of 4,
+/// 44.8-45.5 for 3 x 8), where each output takes more products.
+void useVocabularyHeadTile(const KernelDesc &kernel, Schedule &s) {
   s.tileCols = s.vectorWidth;
   s.tileRows = 8;
+  const int64_t panelBytes = int64_t(4) * s.tileCols * kernel.inWidth;
+  s.panelGroup = static_cast<int>(
+      std::clamp<int64_t>(kPanelGroupBytes / std::max<int64_t>(1, panelBytes), 0, kMaxPanelGroup));
+  if (s.panelGroup < 2)
+    s.panelGroup = 0;
 }
 
 /// GPU blocks: a GEMM block is one 64-feature panel by 16 tokens, 256
@@ -234,8 +259,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     if (weightBytes <= (int64_t(4) << 20))
       s.tokenBlock = static_cast<int>(
           std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, kernel.inWidth), 64, 512));
-    else if (isAlignedVocabularyHead(kernel, target))
-      useVocabularyHeadTile(s);
+    else if (isVocabularyHead(kernel, target))
+      useVocabularyHeadTile(kernel, s);
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));

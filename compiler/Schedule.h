@@ -52,6 +52,13 @@ struct Schedule {
   /// block's tokens stay in cache while the panels pass over them, rather
   /// than all T rows streaming from memory once per panel. 0: one block.
   int tokenBlock = 0;
+  /// Each row tile through this many consecutive panels before the next row
+  /// tile (within a token block), instead of each panel through every row
+  /// tile: a tile's output rows are written as runs of panelGroup panels,
+  /// and the group's panels are read from cache once per row tile. The
+  /// groups are the parallel tasks. 0 or 1: no groups. Ignored where K is
+  /// blocked or with parallelRows.
+  int panelGroup = 0;
   int tokensEstimate = 128;   ///< T for Halide's estimates (autoschedulers, not codegen)
 
   // Where intermediate stages are computed (compute_at and fusion choices).

@@ -122,6 +122,13 @@ int canonicalKBlock(const KernelDesc &kernel, const Schedule &s, const Schedule 
   return unblocked(base.kBlock) ? base.kBlock : 0;
 }
 
+/// Groups of one panel are no groups; where K is blocked or the row tiles
+/// are parallel tasks (parallel_rows) the lowering takes no groups either.
+int canonicalPanelGroup(const KernelDesc &kernel, const Schedule &s, const Schedule &) {
+  const bool blocked = s.kBlock > 0 && s.kBlock < kernel.inWidth;
+  return s.panelGroup <= 1 || blocked || s.parallelRows ? 0 : s.panelGroup;
+}
+
 const ScheduleField kFields[] = {
     {.key = "vector_width",
      .intMember = &Schedule::vectorWidth,
@@ -319,6 +326,26 @@ const ScheduleField kFields[] = {
      .doc = "GEMM: token rows per block of a long run (8 blocks or more: the blocks are the "
             "parallel tasks), each block through every panel before the next (rounded down to "
             "whole row tiles; 0: one block of all rows)"},
+    {.key = "panel_group",
+     .intMember = &Schedule::panelGroup,
+     .min = 1,
+     .max = 1024,
+     .zeroMeans = "no groups",
+     .kinds = kLinear,
+     .search = {.kinds = kLinear,
+                .values = [](const KernelDesc &, const TargetInfo &,
+                             const Schedule &) { return std::vector<int>{0, 2, 4, 8, 16, 32}; },
+                .seeds =
+                    [](const KernelDesc &, const Schedule &base) {
+                      return base.panelGroup > 1
+                                 ? neighbours(base, &Schedule::panelGroup,
+                                              {0, base.panelGroup / 2, base.panelGroup * 2})
+                                 : neighbours(base, &Schedule::panelGroup, {8});
+                    },
+                .canonical = canonicalPanelGroup},
+     .doc = "GEMM: each row tile through this many consecutive panels before the next row tile "
+            "(the groups are the parallel tasks; 0 or 1: none; ignored where K is blocked or "
+            "with parallel_rows)"},
     {.key = "decode_variant",
      .boolMember = &Schedule::decodeVariant,
      .kinds = kLinear,

@@ -7,7 +7,8 @@
 // P x tileRows accumulators live in a tile-local Func that LLVM keeps in
 // registers (AVX-512: 48 x 8 or 64 x 6 = 24 zmm; Schedule.cpp says which).
 //
-// Loop nest (unblocked): panel p [parallel] > row tile > k > row > vector.
+// Loop nest (unblocked): panel p [parallel] > row tile > k > row > vector;
+// with panel groups: group [parallel] > row tile > panel > k > row > vector.
 // Blocked (kBlock < K): panel p [parallel] > k block > row tile > k > row >
 // vector, the tile's partial sums added into a panel-sized accumulator in
 // memory, so that a block of the panel stays in cache while every row tile
@@ -48,6 +49,7 @@ constexpr int kPackTokensMinTiles = 8;
 struct GemmVars {
   Var n{"n"}, t{"t"}, j{"j"}, p{"p"}, kb{"kb"};
   Var to{"to"}, ti{"ti"}, tt{"tt"}, tl{"tl"}, nv{"nv"}, nl{"nl"}, tile{"tile"}, tb{"tb"};
+  Var pg{"pg"}, pi{"pi"}; ///< panel groups (Schedule::panelGroup) and a group's panels
 };
 
 /// Splits a register tile: P features (vectors of vw, unrolled) by `rows`
@@ -388,21 +390,36 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // Halide unable to see that a row tile is one register tile.
   const int blockTiles = schedule.tokenBlock > 0 ? std::max(1, schedule.tokenBlock / R) : 0;
   const bool tokenBlocks = blockTiles > 0 && !rowTasks;
+  // Panel groups (Schedule::panelGroup): each row tile passes through a
+  // group of consecutive panels before the next row tile, the groups being
+  // the outer (parallel) loop. Without them each panel passes over all row
+  // tiles and writes its output as a column strip, P features wide and T
+  // rows tall; a narrow-K vocabulary head (its output as many bytes as its
+  // weights) then spent its time on those strips' lines, each row's strip
+  // sharing its first and last line with the neighbouring panels' when
+  // rows are off cache lines (Schedule.cpp has the measurements).
+  const bool grouped = schedule.panelGroup > 1 && !rowTasks && !blocked;
+  const Var &panels = grouped ? v.pg : p; // the outer loop over panels
   const TailStrategy guard = TailStrategy::GuardWithIf;
   out.split(n, p, j, P, guard).split(j, v.nv, v.nl, l.vectorWidth, guard);
   auto scheduleOut = [&](Stage s, int rows, bool blockTasks) {
-    s.split(t, v.to, v.ti, rows, guard).reorder(v.nl, v.nv, v.ti, v.to, p).vectorize(v.nl).unroll(
-        v.nv);
+    s.split(t, v.to, v.ti, rows, guard);
+    if (grouped)
+      s.split(p, v.pg, v.pi, schedule.panelGroup, guard)
+          .reorder(v.nl, v.nv, v.ti, v.pi, v.to, v.pg);
+    else
+      s.reorder(v.nl, v.nv, v.ti, v.to, p);
+    s.vectorize(v.nl).unroll(v.nv);
     if (rowTasks) {
       s.fuse(v.to, p, v.tile);
       if (schedule.parallel)
         s.parallel(v.tile);
     } else if (tokenBlocks) {
-      s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, p, v.tb);
+      s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, panels, v.tb);
       if (schedule.parallel)
-        s.parallel(blockTasks ? v.tb : p);
+        s.parallel(blockTasks ? v.tb : panels);
     } else if (schedule.parallel) {
-      s.parallel(p);
+      s.parallel(panels);
     }
   };
   if (decode)
@@ -465,7 +482,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // clamp makes the size a run-time value, and Halide then called malloc
     // and free for every row tile (GPT-2-sized heads: ~10^4 per call, 16% of
     // a small model's prefill in glibc's free-list walks).
-    acc.compute_at(out, rowTasks ? v.tile : v.to).bound_storage(t, R);
+    acc.compute_at(out, rowTasks ? v.tile : grouped ? v.pi : v.to).bound_storage(t, R);
     // `only`: the stages' specialization (the decoding tile's T == 1), if any.
     auto scheduleAcc = [&](const Expr &only, int rows) {
       auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };

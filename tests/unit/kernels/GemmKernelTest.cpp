@@ -74,6 +74,7 @@ struct GemmCase {
   /// Non-null: the one target the case runs on (each JIT compilation costs
   /// about 15 s under ASan, and the case's point is target-independent).
   const char *onlyTarget = nullptr;
+  int panelGroup = -1; ///< -1: the default's
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.name; }
@@ -113,6 +114,14 @@ const GemmCase kCases[] = {
      "x86-64-avx512"},
     {"k300_n33_bias_blocked_token_blocks", 300, 33, true, "none", 64, 2, false, true, -1, -1, -1,
      16, "x86-64-avx2"},
+    // A vocabulary head with rows off cache lines (8200 = 16 x 512 + 8): the
+    // default's 1 x 8 tile in groups of 16 panels (33 groups, the last of 1).
+    {"k160_n8200_head_panel_groups_default", 160, 8200, false, "none", -1, -1, false, true, -1, -1,
+     -1, -1, "x86-64-avx512"},
+    // Groups of 3 one-vector panels (the last group short) inside blocks of
+    // 16 rows (T = 130: blocks in parallel; 5 and 7: one block).
+    {"k40_n100_bias_relu_panel_groups_token_blocks", 40, 100, true, "relu", 0, 1, false, true, 1, 4,
+     -1, 16, nullptr, 3},
 };
 
 class GemmKernelTest : public ::testing::TestWithParam<std::tuple<std::string, GemmCase>> {};
@@ -140,6 +149,8 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     schedule.packTokens = c.packTokens != 0;
   if (c.tokenBlock >= 0)
     schedule.tokenBlock = c.tokenBlock;
+  if (c.panelGroup >= 0)
+    schedule.panelGroup = c.panelGroup;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));

@@ -82,34 +82,49 @@ TEST(Schedule, ValidityFollowsTheGemmLayout) {
   EXPECT_NE(llvm::toString(validSchedule(k, avx2(), s)), "");
 }
 
-TEST(Schedule, AlignedVocabularyHeadsTakeOneVectorByEightRows) {
+TEST(Schedule, VocabularyHeadsTakeOneVectorByEightRowsInPanelGroups) {
   // AVX-512 f32 GEMMs whose weights stream from memory (more than 4 MiB),
-  // 8192 features wide or more, of K 768 or less, with output rows on cache
-  // lines: 1 vector x 8 rows (Schedule.cpp says why).
+  // 8192 features wide or more, of K 768 or less: 1 vector x 8 rows, each
+  // row tile through a group of up to 16 panels holding up to 256 KiB of
+  // weights (Schedule.cpp says why).
   auto tileOf = [](const KernelDesc &k, const TargetInfo &target) {
     Schedule s = defaultSchedule(k, target);
-    return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows);
+    return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows) + " in groups of " +
+           std::to_string(s.panelGroup);
   };
-  EXPECT_EQ(tileOf(linear(128, 32000), avx512()), "16 x 8");
-  EXPECT_EQ(tileOf(linear(768, 50304), avx512()), "16 x 8");
-  EXPECT_EQ(tileOf(linear(160, 16384), avx512()), "16 x 8");
-  EXPECT_EQ(tileOf(linear(192, 8208), avx512()), "16 x 8"); // 6.3 MB
-  // Not: rows off cache lines, weights of 4 MiB or less (they stay in cache:
-  // blocks of tokens instead), narrower than a vocabulary (GPT-2's FFN: 9.4
-  // MB), K past the measured range, AVX2, reduced precision.
-  EXPECT_EQ(tileOf(linear(768, 50257), avx512()), "48 x 8");
-  EXPECT_EQ(tileOf(linear(128, 32008), avx512()), "48 x 8");
-  EXPECT_EQ(tileOf(linear(128, 8000), avx512()), "64 x 6");
-  EXPECT_EQ(tileOf(linear(768, 3072), avx512()), "48 x 8");
-  EXPECT_EQ(tileOf(linear(1024, 32000), avx512()), "64 x 6");
-  EXPECT_EQ(tileOf(linear(128, 32000), avx2()), "24 x 4");
+  EXPECT_EQ(tileOf(linear(128, 32000), avx512()), "16 x 8 in groups of 16");
+  EXPECT_EQ(tileOf(linear(160, 16384), avx512()), "16 x 8 in groups of 16");
+  EXPECT_EQ(tileOf(linear(192, 8208), avx512()), "16 x 8 in groups of 16");  // 6.3 MB
+  EXPECT_EQ(tileOf(linear(256, 50257), avx512()), "16 x 8 in groups of 16"); // rows off lines
+  EXPECT_EQ(tileOf(linear(320, 32000), avx512()), "16 x 8 in groups of 12"); // 20 KiB panels
+  EXPECT_EQ(tileOf(linear(512, 32008), avx512()), "16 x 8 in groups of 8");
+  EXPECT_EQ(tileOf(linear(768, 50257), avx512()), "16 x 8 in groups of 5"); // GPT-2's head
+  // Not: weights of 4 MiB or less (they stay in cache: blocks of tokens
+  // instead), narrower than a vocabulary (GPT-2's FFN: 9.4 MB), K past the
+  // measured range, AVX2, reduced precision.
+  EXPECT_EQ(tileOf(linear(128, 8000), avx512()), "64 x 6 in groups of 0");
+  EXPECT_EQ(tileOf(linear(768, 3072), avx512()), "48 x 8 in groups of 0");
+  EXPECT_EQ(tileOf(linear(1024, 32000), avx512()), "64 x 6 in groups of 0");
+  EXPECT_EQ(tileOf(linear(128, 32000), avx2()), "24 x 4 in groups of 0");
   KernelDesc bf16 = linear(128, 32000);
   bf16.precision = "bf16";
-  EXPECT_EQ(tileOf(bf16, avx512()), "32 x 12");
+  EXPECT_EQ(tileOf(bf16, avx512()), "32 x 12 in groups of 0");
   Schedule head = defaultSchedule(linear(128, 32000), avx512());
   EXPECT_EQ(head.tokenBlock, 0);
   EXPECT_TRUE(head.packTokens);
   EXPECT_EQ(llvm::toString(validSchedule(linear(128, 32000), avx512(), head)), "");
+  // The tuner's canonical form: no groups where the lowering takes none
+  // (K blocked, row tasks).
+  const KernelDesc narrowHead = linear(128, 32000);
+  const TargetInfo target = avx512();
+  SearchSpace space(narrowHead, target);
+  Schedule blocked = head;
+  blocked.kBlock = 64;
+  EXPECT_EQ(space.canonical(blocked).panelGroup, 0);
+  Schedule rows = head;
+  rows.parallelRows = true;
+  EXPECT_EQ(space.canonical(rows).panelGroup, 0);
+  EXPECT_EQ(space.canonical(head).panelGroup, 16);
 }
 
 TEST(TuningDb, RoundTripAndSelection) {
