@@ -135,7 +135,7 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 int defaultParallelMinRows(const KernelDesc &kernel) {
   if (!rowTasks(kernel))
     return 0;
-  constexpr int64_t kParallelElements = 1 << 17;
+  constexpr int64_t kParallelElements = 1 << 14;
   const int64_t rowElements = std::max<int64_t>(
       1, kernel.kind == KernelKind::rope ? kernel.heads * kernel.headDim : kernel.width);
   return static_cast<int>((kParallelElements + rowElements - 1) / rowElements);
@@ -274,12 +274,21 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   s.keyBlock = 64;
   s.parallel = true;
   // Row-wise kernels: a call's rows go to the thread pool only when they hold
-  // kParallelElements values or more. Waking the pool's second thread took
-  // 20-30 us a call on the Intel Xeon (2 vCPUs), more than such a kernel's
-  // whole prompt of 128 rows takes alone on small models: at 2 threads an
-  // rmsnorm of d 128 ran 32 us against 10 at one thread, rope 36 against 6
-  // (bench/e2e/small_models.py, 2026-11-27 14:16); a decoding step's one row
-  // gains nothing from the pool either.
+  // kParallelElements (2^14) values or more. The bound was 2^17 while
+  // Halide's pool slept between loops: waking its second thread took 20-30
+  // us a call on the Intel Xeon (2 vCPUs), more than such a kernel's whole
+  // prompt of 128 rows takes alone on small models (an rmsnorm of d 128 ran
+  // 32 us at 2 threads against 10 at one; bench/e2e/small_models.py,
+  // 2026-11-27 14:16). tmc's own pool (runtime/thread_pool.cpp) keeps its
+  // workers spinning between a pass's loops; with it, every row-wise kernel
+  // of a 128-token prompt in parallel (Zen 4, 2 threads, in-model profiles,
+  // 4 interleaved rounds, 2026-11-29): a d-128 decoder's (8 layers, 16384
+  // tokens) rope, gated SiLU, norms and embedding 0.30-0.44 ms a prompt
+  // against 0.38-0.63 serial, prefill 1-3% faster (narrow128 6.58-6.87 ms
+  // against 6.74-7.00); GPT-2 small's norms and embedding 0.60-0.67 ms
+  // against 0.81-1.02. A decoding step's one row gains nothing from the pool
+  // (its norms a few us slower in parallel), and 2^14 values keep batched
+  // steps of up to 21 sequences of d 768 serial as before (not measured).
   s.parallelMinRows = defaultParallelMinRows(kernel);
   // Kernels no decoding step calls never run one row at a time.
   s.decodeVariant = kernel.decodeVariant;

@@ -100,7 +100,7 @@ struct Schedule {
 /// their numerics are checked on machines without a GPU.
 bool gpuSchedulesOnHost();
 
-/// The default Schedule::parallelMinRows of `kernel`: rows of 2^17 values
+/// The default Schedule::parallelMinRows of `kernel`: rows of 2^14 values
 /// (row-wise kernels; 0 for the rest).
 int defaultParallelMinRows(const KernelDesc &kernel);
 

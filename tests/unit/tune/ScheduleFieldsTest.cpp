@@ -188,7 +188,7 @@ TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   // widths x 6 tile widths x 11 row counts x 10 K blocks x 3 unrolls x
   // parallel rows or not x tokens packed or not x 6 panel groups for a GEMM; 3 widths x 7 query
   // tiles x 5 key blocks x 2 x 2 for attention; 3 widths x 2 x 6 row thresholds (0, and a quarter
-  // to four times the default of 171 rows of 768) for a row-wise kernel.
+  // to four times the default of 22 rows of 768) for a row-wise kernel.
   const TargetInfo avx2 = llvm::cantFail(resolveTarget("x86-64-avx2"));
   EXPECT_EQ(tune::SearchSpace(gemm(), avx2).sizeEstimate(), 2u * 6 * 11 * 10 * 3 * 2 * 2 * 6);
   KernelDesc attention{KernelKind::attention};
@@ -199,12 +199,12 @@ TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   KernelDesc add{KernelKind::add};
   add.width = 768;
   EXPECT_EQ(tune::SearchSpace(add, avx2).sizeEstimate(), 3u * 2 * 6);
-  EXPECT_EQ(defaultParallelMinRows(add), 171); // 2^17 values in rows of 768
+  EXPECT_EQ(defaultParallelMinRows(add), 22); // 2^14 values in rows of 768
   KernelDesc rope{KernelKind::rope};
   rope.heads = 4;
   rope.headDim = 32;
   rope.width = 128;
-  EXPECT_EQ(defaultParallelMinRows(rope), 1024);
+  EXPECT_EQ(defaultParallelMinRows(rope), 128); // rows of 4 heads x 32
   EXPECT_EQ(defaultParallelMinRows(gemm()), 0);
 }
 
