@@ -46,6 +46,10 @@ std::vector<Schedule> neighbours(const Schedule &base, T Schedule::*member,
   return out;
 }
 
+/// Whether a K block of `kBlock` steps blocks the kernel's sum (0 or K and
+/// more run it unblocked).
+bool blocksK(const KernelDesc &kernel, int kBlock) { return kBlock > 0 && kBlock < kernel.inWidth; }
+
 // Rules beyond the ranges (validSchedule).
 
 llvm::Error checkVectorWidth(const KernelDesc &kernel, const TargetInfo &target,
@@ -75,7 +79,7 @@ llvm::Error checkTileCols(const KernelDesc &, const TargetInfo &, const Schedule
 llvm::Error checkKBlock(const KernelDesc &kernel, const TargetInfo &, const Schedule &s) {
   if (s.kBlock > 0 && s.kBlock < s.unrollK)
     return makeError("k_block=" + std::to_string(s.kBlock) + " must be 0 or at least unroll_k");
-  if (kernel.precision != "f32" && s.kBlock > 0 && s.kBlock < kernel.inWidth)
+  if (kernel.precision != "f32" && blocksK(kernel, s.kBlock))
     return makeError("k_block=" + std::to_string(s.kBlock) + ": " + kernel.precision +
                      " GEMMs are not blocked (0, or at least K = " +
                      std::to_string(kernel.inWidth) + ")");
@@ -116,17 +120,15 @@ std::vector<int> vectorWidths(const KernelDesc &kernel, const TargetInfo &target
 /// k_block 0 and k_block >= K both mean unblocked: spelt as the default
 /// spells it when the default is unblocked, else 0.
 int canonicalKBlock(const KernelDesc &kernel, const Schedule &s, const Schedule &base) {
-  auto unblocked = [&](int kBlock) { return kBlock == 0 || kBlock >= kernel.inWidth; };
-  if (!unblocked(s.kBlock))
+  if (blocksK(kernel, s.kBlock))
     return s.kBlock;
-  return unblocked(base.kBlock) ? base.kBlock : 0;
+  return blocksK(kernel, base.kBlock) ? 0 : base.kBlock;
 }
 
 /// Groups of one panel are no groups; where K is blocked or the row tiles
 /// are parallel tasks (parallel_rows) the lowering takes no groups either.
 int canonicalPanelGroup(const KernelDesc &kernel, const Schedule &s, const Schedule &) {
-  const bool blocked = s.kBlock > 0 && s.kBlock < kernel.inWidth;
-  return s.panelGroup <= 1 || blocked || s.parallelRows ? 0 : s.panelGroup;
+  return s.panelGroup <= 1 || blocksK(kernel, s.kBlock) || s.parallelRows ? 0 : s.panelGroup;
 }
 
 const ScheduleField kFields[] = {

@@ -99,6 +99,10 @@ void scheduleLeadStage(Stage lead, const GemmVars &v, const GemmLayout &l, int r
   lead.unroll(steps.x);
 }
 
+/// `s`, or its specialization to `only` where that is defined (the one-row
+/// decoding tile's T == 1).
+Stage specializedTo(Stage s, const Expr &only) { return only.defined() ? s.specialize(only) : s; }
+
 /// Applies the reduction unroll of the layout to an update stage over `r`.
 std::vector<VarOrRVar> unrolledReduction(Stage s, const RVar &r, int unrollK) {
   if (unrollK <= 1)
@@ -398,13 +402,13 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // weights) then spent its time on those strips' lines, each row's strip
   // sharing its first and last line with the neighbouring panels' when
   // rows are off cache lines (Schedule.cpp has the measurements).
-  const bool grouped = schedule.panelGroup > 1 && !rowTasks && !blocked;
-  const Var &panels = grouped ? v.pg : p; // the outer loop over panels
+  const bool panelGroups = schedule.panelGroup > 1 && !rowTasks && !blocked;
+  const Var &panels = panelGroups ? v.pg : p; // the outer loop over panels
   const TailStrategy guard = TailStrategy::GuardWithIf;
   out.split(n, p, j, P, guard).split(j, v.nv, v.nl, l.vectorWidth, guard);
   auto scheduleOut = [&](Stage s, int rows, bool blockTasks) {
     s.split(t, v.to, v.ti, rows, guard);
-    if (grouped)
+    if (panelGroups)
       s.split(p, v.pg, v.pi, schedule.panelGroup, guard)
           .reorder(v.nl, v.nv, v.ti, v.pi, v.to, v.pg);
     else
@@ -482,10 +486,10 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     // clamp makes the size a run-time value, and Halide then called malloc
     // and free for every row tile (GPT-2-sized heads: ~10^4 per call, 16% of
     // a small model's prefill in glibc's free-list walks).
-    acc.compute_at(out, rowTasks ? v.tile : grouped ? v.pi : v.to).bound_storage(t, R);
+    acc.compute_at(out, rowTasks ? v.tile : panelGroups ? v.pi : v.to).bound_storage(t, R);
     // `only`: the stages' specialization (the decoding tile's T == 1), if any.
     auto scheduleAcc = [&](const Expr &only, int rows) {
-      auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
+      auto stage = [&](Stage s) { return specializedTo(s, only); };
       Stage pure = stage(acc), update = stage(acc.update(sumSplit.leadSteps > 0 ? 1 : 0));
       tileStage(pure, v, l, rows, {}, {p});
       if (sumSplit.leadSteps > 0)
@@ -524,7 +528,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     acc.compute_at(out, p).vectorize(j, l.vectorWidth);
     partial.compute_at(acc, v.tt).bound_storage(t, R);
     auto scheduleBlocked = [&](const Expr &only, int rows) {
-      auto stage = [&](Stage s) { return only.defined() ? s.specialize(only) : s; };
+      auto stage = [&](Stage s) { return specializedTo(s, only); };
       tileStage(stage(acc.update()), v, l, rows, {}, {rb, p});
       tileStage(stage(partial), v, l, rows, {}, {p, kb});
       if (blockSplit.leadSteps > 0)
