@@ -1,9 +1,9 @@
 //===- LowerAttentionBlocked.cpp - Attention with an online softmax -------===//
 //
 // The key-blocked form of lowerAttention (Schedule::keyBlock > 0), in the
-// manner of flash attention: one parallel task per head walks its query
-// tiles (`queryTile` queries), and for each tile the keys in blocks of
-// `keyBlock` (transposed once per head). Per block it computes the tile's
+// manner of flash attention: one parallel task per (head, query tile of
+// `queryTile` queries) walks the keys in blocks of `keyBlock` (transposed
+// once for all heads before the tasks start). Per block it computes the tile's
 // scores, the block's own row maximum, exp(score - block max), their sum and
 // their weighted sum of values; the running state (weighted sum, sum, maximum)
 // of each query then absorbs the block by rescaling whichever side has the
@@ -66,12 +66,14 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // past the end read the last one and are masked below. key_rows is the
   // keys as stored, staged per square tile of the transpose.
   Func keyRows("key_rows"), keysT("keys_t");
-  keyRows(d, jj, h, kb) = keyValueElement(k(d, h / group, clamp(key, stored, keys - 1)), kernel);
-  keysT(jj, d, h, kb) = keyRows(d, jj, h, kb);
+  // Per key/value head (g): the query heads of a group read the same copy.
+  Var g("g");
+  keyRows(d, jj, g, kb) = keyValueElement(k(d, g, clamp(key, stored, keys - 1)), kernel);
+  keysT(jj, d, g, kb) = keyRows(d, jj, g, kb);
   RDom rd(0, headDim, "rd");
   Func score("score");
   score(jj, i, h, kb) = 0.0f;
-  score(jj, i, h, kb) += q(rd, h, min(i, queries - 1)) * keysT(jj, rd, h, kb);
+  score(jj, i, h, kb) += q(rd, h, min(i, queries - 1)) * keysT(jj, rd, h / group, kb);
 
   Expr logit = score(jj, i, h, kb) * static_cast<float>(kernel.scale);
   if (mask.alibi)
@@ -235,14 +237,27 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   const int dw = vectorWidthFor(headDim, vw);
   const int jw = vectorWidthFor(block, vw);
   const TailStrategy dTail = headDim % dw == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
-  // One parallel task per head: it walks its query tiles in turn.
-  Var ti("ti"), to("to");
+  // One parallel task per (head, query tile). Each task walks the tile's key
+  // blocks; the keys it reads are transposed once for every head before the
+  // walk (keys_at=0) or per query tile and visited block (keys_at=1), so no
+  // task depends on another. One task per head walking its tiles in turn
+  // (keys transposed per head, inside the task) split a prompt of 5 heads
+  // 3 to 2 on 2 threads: d-160 decoder of 5 heads (bench/e2e/small/extra/
+  // s160.tm), attention 0.358-0.405 ms a 128-token prompt against
+  // 0.409-0.479 (8 interleaved rounds, Zen 4, 2 threads, in-model
+  // profiles); with 2, 4 or 12 heads (GPT-2 small at 128 tokens, the
+  // long-context encoders and windowed decoder at 4096) within the noise.
+  // Causal tiles of unequal work (a late tile visits more blocks) balance
+  // over the pool's claims.
+  const bool squareTiles = attentionTransposeTiles(block, headDim, vw);
+  Var ti("ti"), to("to"), task("task");
   out.split(i, to, ti, tileSize, TailStrategy::GuardWithIf)
       .reorder(d, ti, to, h)
-      .vectorize(d, dw, headDim % dw == 0 ? TailStrategy::Auto : TailStrategy::GuardWithIf);
+      .vectorize(d, dw, headDim % dw == 0 ? TailStrategy::Auto : TailStrategy::GuardWithIf)
+      .fuse(to, h, task);
   if (schedule.parallel)
-    out.parallel(h);
-  state.compute_at(out, to).vectorize(c, dw, dTail);
+    out.parallel(task);
+  state.compute_at(out, task).vectorize(c, dw, dTail);
   // Halide sees a race in the read of another feature; features split into
   // vectors visited in ascending order (unrolled, never parallel) make it
   // none, as the state's definition explains.
@@ -257,8 +272,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (gathers) {
     // Per query tile, after its walk: a few scalar dot products per query.
     for (Func f : {drawnKey, drawnValid, drawnScore, drawnLogit, drawnMax, drawnWeight, drawnSum})
-      f.compute_at(out, to);
-    drawnAcc.compute_at(out, to).vectorize(c, dw, dTail);
+      f.compute_at(out, task);
+    drawnAcc.compute_at(out, task).vectorize(c, dw, dTail);
     drawnAcc.update().reorder(c, i).vectorize(c, dw, dTail);
     RVar fo("fo"), fi("fi");
     state.update(1)
@@ -270,20 +285,23 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
 
   const TailStrategy round = TailStrategy::RoundUp;
   Func maxLanes, sumLanes; // blockMax's and blockSum's per-lane halves, if split
-  // Keys are transposed once per head, for all of its query tiles, or
-  // (keys_at=1) per query tile and visited block, into a block-sized buffer
-  // that is still in L1 when the block's scores read it. In square tiles of
+  // Keys are transposed once, for all heads and query tiles (in parallel
+  // over key blocks, before the tasks), or (keys_at=1) per query tile and
+  // visited block, into a block-sized buffer that is still in L1 when the
+  // block's scores read it. In square tiles of
   // jw x jw: jw dense loads of stored rows, then jw vectors of keys that
   // LLVM assembles by shuffles (a gather per vector instead cost 7% of the
   // kernel at 512 tokens). keys_at=1 needs the square tiles
   // (attentionTransposeTiles, checked by validSchedule): with gathers per block it
   // would only be slower, and Halide 14 mis-sized its buffers under window
   // masks (out-of-bounds writes under valgrind).
-  const bool squareTiles = attentionTransposeTiles(block, headDim, vw);
-  if (schedule.keysAt == 1 && squareTiles)
+  if (schedule.keysAt == 1 && squareTiles) {
     keysT.compute_at(score, kb);
-  else
-    keysT.compute_at(out, h);
+  } else {
+    keysT.compute_root();
+    if (schedule.parallel)
+      keysT.parallel(kb);
+  }
   if (squareTiles) {
     Var jt("jt"), dt("dt");
     keysT.tile(jj, d, jt, dt, jw, jw).vectorize(jt).unroll(dt);
