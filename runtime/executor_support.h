@@ -97,6 +97,9 @@ enum class CacheStorage { F32, F16, BF16 };
 /// rounded to the nearest f16 or bf16 (ties to even), as `storage` says.
 void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
                      const float *rows, int32_t count, int64_t rowStride);
+/// appendCacheRows on the calling thread alone (the pool's tasks' part).
+void appendCacheRowsSerially(void *cache, CacheStorage storage, int64_t width, int32_t offset,
+                             const float *rows, int32_t count, int64_t rowStride);
 
 /// A cache bounded by its readers' window (tmk-window-caches; `keep` rows
 /// before a run's first position): a header, then `capacity` rows holding
