@@ -38,6 +38,12 @@ namespace {
 /// place rather than packed per row tile (defaultSchedule, AVX-512).
 constexpr int64_t kNarrowUnpackedWidth = 384;
 
+/// The deepest f32 sum (K) whose GEMM takes 4-row tiles with its tokens in
+/// place, in layers of at most kShortSumMaxWidth features (defaultSchedule,
+/// AVX-512): wider ones are vocabulary heads, with a tile of their own.
+constexpr int64_t kShortSumDepth = 192;
+constexpr int64_t kShortSumMaxWidth = 4096;
+
 /// The layer's width rounded up to whole panels (or vectors) of `multiple`.
 int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
   return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
@@ -210,6 +216,23 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // at 4096 tokens 9.7-9.9 against 10.0-10.8. Measured on AVX-512 only.
     if (avx512 && kernel.width <= kNarrowUnpackedWidth)
       s.packTokens = false;
+    // Short sums (K <= kShortSumDepth) outside vocabulary heads: 4-row tiles
+    // (3 or 4 vectors wide, as chosen above), the tokens read in place. End
+    // to end at 128 tokens, 2 threads, 8 paired rounds (Zen 4, 2026-11-29,
+    // each model's GEMMs of K <= 192 and N <= 4096 through a tuning
+    // database): t128v16384 5.28-5.34 ms (min-median) against 5.38-5.54,
+    // narrow128 6.11-6.15 against 6.19-6.24, s192 11.04-11.14 against
+    // 11.16-11.27, s128v50257 8.89-9.14 against 9.04-9.18, s160 within the
+    // noise; in-model, t128v16384's gate/up (K 128 x N 768) took 0.99 ms a
+    // prompt against 1.06 (4 rows and in place; in place alone: 1.05), and
+    // `tmc tune` took 4-row tiles on its K 128 layers too. Layers of K 224-512
+    // (readme256, rope320, gqa384, t224, llama-style) came out -3% to +2%,
+    // within the noise: they keep the tiles above.
+    if (avx512 && kernel.precision == "f32" && kernel.inWidth <= kShortSumDepth &&
+        kernel.width <= kShortSumMaxWidth) {
+      s.tileRows = 4;
+      s.packTokens = false;
+    }
     // bf16 (vdpbf16ps: 16 lanes, each the sum of a pair of products): 2
     // vectors x 12 rows, K unblocked, ran 390 GFLOP/s at 2 threads on the
     // Zen 4 (GPT-2's 128 x 768 x 3072; 1.8x the f32 tile's rate) against

@@ -82,6 +82,30 @@ TEST(Schedule, ValidityFollowsTheGemmLayout) {
   EXPECT_NE(llvm::toString(validSchedule(k, avx2(), s)), "");
 }
 
+TEST(Schedule, ShortSumsTakeFourRowTilesWithTokensInPlace) {
+  // AVX-512 f32 GEMMs of K <= 192 and at most 4096 features: 4-row tiles
+  // (as wide as the layer's width picks), the tokens read in place
+  // (Schedule.cpp has the measurements).
+  auto tileOf = [](const KernelDesc &k, const TargetInfo &target) {
+    Schedule s = defaultSchedule(k, target);
+    return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows) +
+           (s.packTokens ? " packed" : " in place");
+  };
+  EXPECT_EQ(tileOf(linear(128, 768), avx512()), "48 x 4 in place"); // packed at 8 rows before
+  EXPECT_EQ(tileOf(linear(128, 128), avx512()), "64 x 4 in place");
+  EXPECT_EQ(tileOf(linear(160, 864), avx512()), "48 x 4 in place");
+  EXPECT_EQ(tileOf(linear(192, 4096), avx512()), "64 x 4 in place");
+  // Not: a deeper sum, a wider layer (4097: a vocabulary-sized width in
+  // cache), AVX2, reduced precision.
+  EXPECT_EQ(tileOf(linear(224, 768), avx512()), "48 x 8 packed");
+  EXPECT_EQ(tileOf(linear(256, 128), avx512()), "64 x 6 in place");
+  EXPECT_EQ(tileOf(linear(128, 4097), avx512()), "48 x 8 packed");
+  EXPECT_EQ(tileOf(linear(128, 768), avx2()), "24 x 4 packed");
+  KernelDesc bf16 = linear(128, 768);
+  bf16.precision = "bf16";
+  EXPECT_EQ(tileOf(bf16, avx512()), "32 x 12 packed"); // (bf16 rounds its tokens in pairs)
+}
+
 TEST(Schedule, VocabularyHeadsTakeOneVectorByEightRowsInPanelGroups) {
   // AVX-512 f32 GEMMs whose weights stream from memory (more than 4 MiB),
   // 8192 features wide or more, of K 768 or less: 1 vector x 8 rows, each
