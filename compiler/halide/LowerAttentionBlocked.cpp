@@ -243,10 +243,11 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // task depends on another. One task per head walking its tiles in turn
   // (keys transposed per head, inside the task) split a prompt of 5 heads
   // 3 to 2 on 2 threads: d-160 decoder of 5 heads (bench/e2e/small/extra/
-  // s160.tm), attention 0.358-0.405 ms a 128-token prompt against
-  // 0.409-0.479 (8 interleaved rounds, Zen 4, 2 threads, in-model
-  // profiles); with 2, 4 or 12 heads (GPT-2 small at 128 tokens, the
-  // long-context encoders and windowed decoder at 4096) within the noise.
+  // s160.tm), attention 0.349-0.475 ms (min-median) a 128-token prompt
+  // against 0.410-0.537 (8 interleaved rounds, Zen 4, 2 threads, in-model
+  // profiles); gqa384 (6 heads) 0.838-1.159 against 0.909-1.313; with 2, 4
+  // or 12 heads (t128v16384, GPT-2 small at 128 tokens, the long-context
+  // encoders at 4096) within the noise.
   // Causal tiles of unequal work (a late tile visits more blocks) balance
   // over the pool's claims.
   const bool squareTiles = attentionTransposeTiles(block, headDim, vw);
