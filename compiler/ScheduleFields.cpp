@@ -376,8 +376,8 @@ const ScheduleField kFields[] = {
                     [](const KernelDesc &, const Schedule &s, const Schedule &base) {
                       return s.keyBlock == 0 ? base.keysAt : s.keysAt;
                     }},
-     .doc = "attention with key blocks: keys transposed once per head (0) or per query tile "
-            "and key block (1)"},
+     .doc = "attention with key blocks: keys transposed once per call, for every head (0), or "
+            "per query tile and key block (1)"},
     {.key = "stage_rows",
      .boolMember = &Schedule::stageRows,
      .kinds = kNorms,
