@@ -6,6 +6,7 @@
 #include "compiler/KernelDesc.h"
 #include "compiler/ScheduleFields.h"
 #include "compiler/Target.h"
+#include "runtime/thread_pool.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -141,10 +142,9 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 int defaultParallelMinRows(const KernelDesc &kernel) {
   if (!rowTasks(kernel))
     return 0;
-  constexpr int64_t kParallelElements = 1 << 14;
   const int64_t rowElements = std::max<int64_t>(
       1, kernel.kind == KernelKind::rope ? kernel.heads * kernel.headDim : kernel.width);
-  return static_cast<int>((kParallelElements + rowElements - 1) / rowElements);
+  return static_cast<int>((tmr::kPoolMinValues + rowElements - 1) / rowElements);
 }
 
 Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
@@ -297,7 +297,7 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
   s.keyBlock = 64;
   s.parallel = true;
   // Row-wise kernels: a call's rows go to the thread pool only when they hold
-  // kParallelElements (2^14) values or more. The bound was 2^17 while
+  // tmr::kPoolMinValues (2^14) values or more. The bound was 2^17 while
   // Halide's pool slept between loops: waking its second thread took 20-30
   // us a call on the Intel Xeon (2 vCPUs), more than such a kernel's whole
   // prompt of 128 rows takes alone on small models (an rmsnorm of d 128 ran

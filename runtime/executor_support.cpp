@@ -173,13 +173,13 @@ int appendRowsTask(void *, int task, uint8_t *closure) {
 void appendCacheRows(void *cache, CacheStorage storage, int64_t width, int32_t offset,
                      const float *rows, int32_t count, int64_t rowStride) {
   // A prompt's rows go to the thread pool in tasks of kAppendRowsPerTask
-  // rows when they hold 2^14 values or more (the bound of the row-wise
-  // kernels, Schedule.cpp). The kernels before it wrote those rows on every
+  // rows when they hold kPoolMinValues or more (the row-wise kernels'
+  // bound). The kernels before it wrote those rows on every
   // thread; copied on one, they all crossed to its core. A d-128 decoder's
   // (8 layers, 2 threads, 128-token prompt) appends took 0.049-0.057 ms a
   // prompt against 0.065-0.067 (Zen 4, 8 interleaved rounds). A decoding
   // step's row, and a batched step's few, stay on the caller.
-  if (count * width >= (int64_t(1) << 14) && count > kAppendRowsPerTask) {
+  if (count * width >= kPoolMinValues && count > kAppendRowsPerTask) {
     AppendJob job{cache, storage, width, offset, rows, count, rowStride};
     poolParallelFor(nullptr, appendRowsTask, 0,
                     (count + kAppendRowsPerTask - 1) / kAppendRowsPerTask,

@@ -17,6 +17,12 @@
 
 namespace tmr {
 
+/// The fewest values a row-wise pass hands to the pool: a call with fewer
+/// (a decoding step's row, a batched step's few) runs on its caller. The
+/// compiler's default schedules (defaultParallelMinRows; Schedule.cpp says
+/// why 2^14) and a prompt's cache appends (executor_support.cpp) share it.
+constexpr int64_t kPoolMinValues = int64_t(1) << 14;
+
 /// Runs Halide's parallel loops on `threads` threads (the caller and
 /// threads - 1 workers; 0: HL_NUM_THREADS, else every core) from now on:
 /// installs tmc's pool on the first call (halide_set_custom_do_par_for), and
