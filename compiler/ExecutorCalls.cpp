@@ -22,10 +22,12 @@ namespace {
 
 /// Kernels whose output rows each read only their own input rows and
 /// nothing of their position: they may run over any rows, the last alone
-/// or a batch's sequences together.
+/// or a batch's sequences together. (A rope reads its position from its
+/// table's rows, which a rope_table call writes per sequence.)
 bool rowWise(tmk::KernelKind kind) {
   switch (kind) {
   case tmk::KernelKind::linear:
+  case tmk::KernelKind::rope:
   case tmk::KernelKind::add:
   case tmk::KernelKind::activation:
   case tmk::KernelKind::gated_activation:
@@ -102,7 +104,7 @@ static bool fixedRows(const CallArg &arg) {
 
 /// Whether `call` runs once per sequence of a batched run: anything that
 /// reads positions, lengths or caches, mixes rows (attention, pooling,
-/// rotary and learned positions) or has rows of its own (fixedRows).
+/// learned positions) or has rows of its own (fixedRows).
 /// Row-wise kernels over token rows run once over all rows, so a batch of
 /// decoding steps multiplies its weights as one GEMM (an encoder-decoder's
 /// encode phase likewise, over the new sequences' sources).

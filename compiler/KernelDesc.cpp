@@ -109,9 +109,12 @@ std::string KernelDesc::formatName(bool legacy) const {
   case KernelKind::segments:
     return llvm::formatv("segments_d{0}_r{1}", width, positionRows).str();
   case KernelKind::linear:
-    return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}{5}", inWidth, width,
-                         hasBias ? "_b" : "", activation, hasResidual ? "_res" : "",
-                         precision == "f32" ? std::string() : "_" + precision).str();
+    return llvm::formatv("linear_k{0}_n{1}{2}_{3}{4}{5}{6}", inWidth, width, hasBias ? "_b" : "",
+                         activation, hasResidual ? "_res" : "",
+                         precision == "f32" ? std::string() : "_" + precision,
+                         ropeColumns ? llvm::formatv("_rope{0}_d{1}", ropeColumns, headDim).str()
+                                     : std::string())
+        .str();
   case KernelKind::attention: {
     // The score scale is left out at its default, 1/sqrt(head_dim) (what
     // the frontend computes, bit for bit).
@@ -137,8 +140,11 @@ std::string KernelDesc::formatName(bool legacy) const {
                          variant, width, legacy ? "e" : "eps", number(eps),
                          hasBias ? "_b" : "").str();
   case KernelKind::rope:
-    return llvm::formatv("rope_h{0}_d{1}_{2}{3}", heads, headDim, legacy ? "t" : "theta",
-                         number(theta)).str();
+    // Named rope_h_d_theta while each rope computed its own table: a tuning
+    // database's entry under that name matches no kernel now.
+    return llvm::formatv("rope_h{0}_d{1}", heads, headDim).str();
+  case KernelKind::rope_table:
+    return llvm::formatv("rope_table_d{0}_theta{1}", headDim, number(theta)).str();
   case KernelKind::pool:
     return llvm::formatv("pool_d{0}_{1}", width, variant).str();
   case KernelKind::seq_project:
@@ -192,6 +198,8 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
       sig.push_back(vec);
     if (k.hasResidual)
       sig.push_back(rows);
+    if (k.ropeColumns)
+      sig.push_back({false, false, {k.headDim, T}}); // rope_table rows
     sig.push_back(rows);
     return sig;
   }
@@ -203,7 +211,12 @@ std::vector<BufferShape> kernelSignature(const KernelDesc &k) {
     return {q, kv, kv, q};
   }
   case KernelKind::rope:
-    return {{false, false, {k.headDim, k.heads, T}}, offset, {false, false, {k.headDim, k.heads, T}}};
+    // The rows, their rope_table rows (cos, then sin), the turned rows.
+    return {{false, false, {k.headDim, k.heads, T}},
+            {false, false, {k.headDim, T}},
+            {false, false, {k.headDim, k.heads, T}}};
+  case KernelKind::rope_table:
+    return {offset, {false, false, {k.headDim, T}}};
   case KernelKind::add:
   case KernelKind::gated_activation:
     return {rows, rows, rows};

@@ -43,12 +43,16 @@ struct KernelDesc {
   int64_t heads = 0, kvHeads = 0, headDim = 0;
   double scale = 1.0;      ///< embed: embedding scale; attention: score scale
   double eps = 0;          ///< norms
-  double theta = 0;        ///< rope
+  double theta = 0;        ///< rope_table
   std::string position;    ///< embed / add_positions: none | sinusoidal | learned
   std::string activation;  ///< linear epilogue or activation kind
   std::string variant;     ///< norm: layernorm | rmsnorm; pool: first | mean
   bool hasBias = false;    ///< linear, norms
   bool hasResidual = false; ///< linear: adds a residual input after the activation
+  /// linear: its first ropeColumns outputs (q, or q and k of a fused
+  /// projection), in heads of headDim, are turned by rotary positions read
+  /// from a rope_table input (tmk-fuse-rope-epilogue); 0 for none.
+  int64_t ropeColumns = 0;
   bool hasLength = false;  ///< attention with a padding mask: takes the valid length
   /// embed: how it reads its table: "f32", or the precision its tied head
   /// packs it in ("bf16", "int8", "q4"; tmk-tied-table-precision), each row

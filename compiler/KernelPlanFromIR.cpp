@@ -58,6 +58,7 @@ KernelDesc describe(tmk::KernelOp kernel) {
   desc.variant = kernel.getVariant().value_or("").str();
   desc.hasBias = kernel.getBias();
   desc.hasResidual = kernel.getResidual();
+  desc.ropeColumns = kernel.getRopeColumns().value_or(0);
   desc.hasLength = kernel.getLength();
   desc.decodeVariant = kernel.getDecode();
   if (std::optional<tm::MaskAttr> mask = kernel.getMask()) {

@@ -196,7 +196,7 @@ llvm::Expected<bool> runStages(PlannedModel &model, const PipelineOptions &optio
       if (stage == Stage::TMOpt)
         tm::buildOptimizationPipeline(**pm, {options.optLevel, options.explain});
       else
-        tmk::buildKernelPipeline(**pm, options.explain);
+        tmk::buildKernelPipeline(**pm, options.explain, options.optLevel);
       if (mlir::failed((*pm)->run(*model.module)))
         return makeDiagnosedError();
     }

@@ -280,17 +280,35 @@ LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   return {out, args, stages};
 }
 
-LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
+namespace {
+
+/// The halves of `c` (a head, or a rope table row) in turn, unrolled, each
+/// vectorized on its own; rows in parallel. Vectorized across the whole
+/// head, every vector of a rope's selects became gathers (the kernel took
+/// 4-5% of a small model's prefill, at several ns per element). A half that
+/// is not a whole number of vectors ends in a predicated one (a vector
+/// shifted inwards would read the other half through a clamp, lane by lane).
+void scheduleByHalves(Func &out, Var c, Var t, int half, const Schedule &schedule) {
+  Var part("part"), within("within");
+  const int vw = vectorWidthFor(half, schedule.vectorWidth);
+  out.split(c, part, within, half)
+      .unroll(part)
+      .vectorize(within, vw, half % vw ? TailStrategy::GuardWithIf : TailStrategy::Auto);
+  parallelRows(out, t, schedule);
+}
+
+} // namespace
+
+LoweredKernel lowerRopeTable(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);
-  ImageParam x = makeInput(sig[0], "x"); // (d, h, t)
   Param<int32_t> offset("offset");
   const int headDim = static_cast<int>(kernel.headDim), half = headDim / 2;
-  Var d("d"), h("h"), t("t"), f("f");
+  Var c("c"), f("f"), t("t");
   // Angles reach max_seq radians; computed in double, as the sinusoidal
-  // encoding is, then the two tables are shared by every head. On CPUs the
-  // frequencies are constants and sin/cos vector arithmetic (Trigonometry.h):
-  // libm's sincos and pow per (f, t) took 13% of a small model's prefill.
-  Func cosine("cos_table"), sine("sin_table");
+  // encoding is. On CPUs the frequencies are constants and sin/cos vector
+  // arithmetic (Trigonometry.h): libm's sincos and pow per (f, t) took 13% of
+  // a small model's prefill.
+  Func cosine("cos_row"), sine("sin_row");
   if (schedule.gpu) {
     Expr angle = cast<double>(offset + t) *
                  pow(Expr(kernel.theta), Expr(-2.0) * cast<double>(f) / Expr(double(headDim)));
@@ -305,34 +323,40 @@ LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
     cosine(f, t) = cast<float>(trig.cos);
     sine(f, t) = cast<float>(trig.sin);
   }
-  // Indices modulo the half and the head: their bounds are exact, so the
-  // tables are computed for [0, half) only and no load needs a clamp.
+  // A row: half a head of cosines, then half a head of sines.
+  Func out("rope_table");
+  out(c, t) = select(c < half, cosine(c % half, t), sine(c % half, t));
+  constrainOutput(out, sig.back());
+  if (schedule.gpu)
+    return {out, {offset}, {cosine, sine, out}};
+  // Each half vectorized on its own (`c < half` then a constant), from one
+  // pass of the sin/cos arithmetic per row in double lanes, rounded up to
+  // whole vectors (the frequency table is padded to match).
+  scheduleByHalves(out, c, t, half, schedule);
+  cosine.compute_at(out, t).vectorize(f, 8, TailStrategy::RoundUp);
+  sine.compute_at(out, t).vectorize(f, 8, TailStrategy::RoundUp);
+  return {out, {offset}, {cosine, sine, out}};
+}
+
+LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule) {
+  std::vector<BufferShape> sig = kernelSignature(kernel);
+  ImageParam x = makeInput(sig[0], "x");         // (d, h, t)
+  ImageParam table = makeInput(sig[1], "table"); // (c, t): cos then sin (lowerRopeTable)
+  const int headDim = static_cast<int>(kernel.headDim), half = headDim / 2;
+  Var d("d"), h("h"), t("t");
+  // Indices modulo the half and the head: their bounds are exact, so no load
+  // needs a clamp.
   Expr f0 = d % half;
   Expr partner = select(d < half, -1.0f, 1.0f) * x((d + half) % headDim, h, t);
   Func out("rope");
-  out(d, h, t) = x(d, h, t) * cosine(f0, t) + partner * sine(f0, t);
+  out(d, h, t) = x(d, h, t) * table(f0, t) + partner * table(half + f0, t);
   constrainOutput(out, sig.back());
   if (schedule.gpu)
-    return {out, {x, offset}, {cosine, sine, out}};
-  // The head's two halves in turn (unrolled), each vectorized on its own:
-  // within a half, `d < half` is a constant, so the partner and the table
-  // index are dense loads. Vectorized across the whole head, every vector
-  // of the selects became gathers (the kernel took 4-5% of a small model's
-  // prefill, at several ns per element).
-  // A half that is not a whole number of vectors ends in a predicated one
-  // (a vector shifted inwards would read the other half through a clamp,
-  // lane by lane).
-  Var pair("pair"), within("within");
-  const int vw = vectorWidthFor(half, schedule.vectorWidth);
-  out.split(d, pair, within, half)
-      .unroll(pair)
-      .vectorize(within, vw, half % vw ? TailStrategy::GuardWithIf : TailStrategy::Auto);
-  parallelRows(out, t, schedule);
-  // One row of each table per position, half a head wide, in double lanes.
-  // Rounded up to whole vectors (the frequency table is padded to match).
-  cosine.compute_at(out, t).vectorize(f, 8, TailStrategy::RoundUp);
-  sine.compute_at(out, t).vectorize(f, 8, TailStrategy::RoundUp);
-  return {out, {x, offset}, {cosine, sine, out}};
+    return {out, {x, table}, {out}};
+  // Within a half `d < half` is a constant, so the partner and the table
+  // index are dense loads.
+  scheduleByHalves(out, d, t, half, schedule);
+  return {out, {x, table}, {out}};
 }
 
 LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule) {

@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/halide/GpuLoops.h"
 #include "compiler/halide/HalfBits.h"
 #include "compiler/halide/Lowering.h"
 
@@ -151,7 +152,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     args.push_back(b);
   }
   if (kernel.hasResidual) {
-    residual = makeInput(sig[sig.size() - 2], "residual"); // (n, t)
+    residual = makeInput(sig[2 + (kernel.hasBias ? 1 : 0)], "residual"); // (n, t)
     residual.set_estimates({{0, N}, {0, estT}});
     args.push_back(residual);
   }
@@ -331,27 +332,37 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     stages.push_back(xt);
   stages.push_back(acc);
   Func out("linear");
-  Expr sum = acc(n % P, t, n / P);
-  if (l.int8) {
-    // The channel's scale and correction: the quad rows after the weights.
-    auto word = [&](int row) {
-      Expr bits = cast<uint32_t>(0);
-      for (int e = 0; e < 4; ++e)
-        bits = bits | (cast<uint32_t>(reinterpret<uint8_t>(packed(e, n % P, row, n / P)))
-                       << static_cast<uint32_t>(8 * e));
-      return bits;
-    };
-    const int K4 = static_cast<int>(l.kQuads);
-    Expr scale = reinterpret<float>(word(K4)), correction = reinterpret<int32_t>(word(K4 + 1));
-    sum = cast<float>(sum - correction) * (strict_float(xmax(t) / 127.0f) * scale);
+  // Feature j of panel pp as the tile stores it (before any activation).
+  // `padded`: j may lie in the last panel's padding (whose bias is then
+  // read clamped, and never stored).
+  auto storedSum = [&](Expr j, Expr pp, bool padded) {
+    Expr sum = acc(j, t, pp);
+    Expr bias;
     if (kernel.hasBias)
-      sum = sum + b(n);
-  }
-  if (l.q4) {
-    sum = sum * strict_float(xmax(t) / 127.0f);
-    if (kernel.hasBias)
-      sum = sum + b(n);
-  }
+      bias = padded ? b(min(pp * P + j, N - 1)) : b(pp * P + j);
+    if (l.int8) {
+      // The channel's scale and correction: the quad rows after the weights.
+      auto word = [&](int row) {
+        Expr bits = cast<uint32_t>(0);
+        for (int e = 0; e < 4; ++e)
+          bits = bits | (cast<uint32_t>(reinterpret<uint8_t>(packed(e, j, row, pp)))
+                         << static_cast<uint32_t>(8 * e));
+        return bits;
+      };
+      const int K4 = static_cast<int>(l.kQuads);
+      Expr scale = reinterpret<float>(word(K4)), correction = reinterpret<int32_t>(word(K4 + 1));
+      sum = cast<float>(sum - correction) * (strict_float(xmax(t) / 127.0f) * scale);
+      if (kernel.hasBias)
+        sum = sum + bias;
+    }
+    if (l.q4) {
+      sum = sum * strict_float(xmax(t) / 127.0f);
+      if (kernel.hasBias)
+        sum = sum + bias;
+    }
+    return sum;
+  };
+  Expr sum = storedSum(n % P, n / P, /*padded=*/false);
   // The activation's arithmetic is strict: under Halide's fast-math flags
   // (reassociation and contraction allowed) LLVM rounded the GELU of a K = 19
   // GEMM differently in the one-row decoding tile than in a many-row tile,
@@ -362,16 +373,79 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   Expr value = applyActivation(sum, kernel.activation);
   if (strictOrder && kernel.activation != "none" && kernel.activation != "relu")
     value = strict_float(value);
+
+  // Rotary positions (rope_columns, tmk-fuse-rope-epilogue): feature c of a
+  // head in the first ropeColumns turns with its partner c +- head_dim/2 by
+  // the angle of its row's position, read from the rope_table rows (cos,
+  // then sin). Where a panel holds whole heads and each vector of the
+  // stores lies in one half of a head, the tile turns its own sums as it
+  // stores them (the partner is a register of the same tile); otherwise (and
+  // on GPUs) the GEMM's output is turned by a second stage of this kernel.
+  const bool rope = kernel.ropeColumns > 0;
+  const int headDim = static_cast<int>(kernel.headDim), half = headDim / 2;
+  const int ropeColumns = static_cast<int>(kernel.ropeColumns);
+  int storeWidth = l.vectorWidth; // the vectors the tile is stored in
+  while (rope && storeWidth > 1 && half % storeWidth != 0)
+    storeWidth /= 2;
+  const bool ropeInTile =
+      rope && !schedule.gpu && !schedule.algorithmOnly && P % headDim == 0 && storeWidth >= 4;
+  ImageParam table;
+  if (rope) {
+    table = makeInput(sig[sig.size() - 2], "rope_table"); // (c, t): cos, then sin
+    table.set_estimates({{0, headDim}, {0, estT}});
+    args.push_back(table);
+  }
+  // `x` turned with `partner` at feature `n`. Strict, so that the one-row
+  // decoding tile and the tiled rows round alike (as the sums do).
+  auto turned = [&](Expr x, Expr partner) {
+    Expr c = n % headDim, f = c % half;
+    return strict_float(x * table(f, t) + select(c < half, -partner, partner) * table(half + f, t));
+  };
+  // The partner's offset; it stays in the head (the verifier keeps the
+  // width a whole number of heads), hence in a panel of whole heads.
+  Expr partnerStep = select(n % headDim < half, half, -half);
+  if (ropeInTile) {
+    Expr partnerJ = unsafe_promise_clamped(n % P + partnerStep, 0, P - 1);
+    value =
+        select(n < ropeColumns, turned(value, storedSum(partnerJ, n / P, /*padded=*/true)), value);
+  }
   out(n, t) = kernel.hasResidual ? value + residual(n, t) : value;
-  constrainOutput(out, sig.back());
-  out.set_estimates({{0, N}, {0, estT}});
+  Func output = out;
+  if (rope && !ropeInTile) {
+    output = Func("linear_rope");
+    Expr partner = out(unsafe_promise_clamped(n + partnerStep, 0, N - 1), t);
+    output(n, t) = select(n < ropeColumns, turned(out(n, t), partner), out(n, t));
+  }
+  constrainOutput(output, sig.back());
+  output.set_estimates({{0, N}, {0, estT}});
   stages.push_back(out);
+  if (output.name() != out.name())
+    stages.push_back(output);
   // Halide's autoschedulers (seeds of tmc tune) schedule the bare algorithm.
   if (schedule.algorithmOnly)
-    return {out, args, stages};
+    return {output, args, stages};
   if (schedule.gpu) {
     scheduleGemmGpu({out, acc, xc, packed, xmax, l.bf16 ? xb : xq, xsum, blockSum}, l, schedule);
-    return {out, args, stages};
+    if (rope) {
+      out.compute_root();
+      gpuTileFunc(output, threadsFor(N, schedule.gpuThreads));
+    }
+    return {output, args, stages};
+  }
+  if (rope && !ropeInTile) {
+    // The turning stage: a head's halves in turn, each in dense vectors
+    // (the partner and the table index are then affine); rows in parallel.
+    out.compute_root();
+    Var head("head"), within("within"), part("part"), lane("lane");
+    int laneWidth = l.vectorWidth;
+    while (laneWidth > 1 && half % laneWidth != 0)
+      laneWidth /= 2;
+    output.split(n, head, within, headDim)
+        .split(within, part, lane, half)
+        .unroll(part)
+        .vectorize(lane, laneWidth);
+    if (schedule.parallel)
+      output.parallel(t);
   }
 
   // The output: panels of P features, row tiles, vectors along the features.
@@ -405,7 +479,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   const bool panelGroups = schedule.panelGroup > 1 && !rowTasks && !blocked;
   const Var &panels = panelGroups ? v.pg : p; // the outer loop over panels
   const TailStrategy guard = TailStrategy::GuardWithIf;
-  out.split(n, p, j, P, guard).split(j, v.nv, v.nl, l.vectorWidth, guard);
+  out.split(n, p, j, P, guard).split(j, v.nv, v.nl, storeWidth, guard);
   auto scheduleOut = [&](Stage s, int rows, bool blockTasks) {
     s.split(t, v.to, v.ti, rows, guard);
     if (panelGroups)
@@ -541,7 +615,7 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
       scheduleBlocked(T == 1, 1);
     scheduleBlocked(Expr(), R);
   }
-  return {out, args, stages};
+  return {output, args, stages};
 }
 
 } // namespace

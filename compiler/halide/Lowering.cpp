@@ -133,6 +133,8 @@ LoweredKernel lowerAlgorithm(const KernelDesc &kernel, const Schedule &schedule)
     return lowerNorm(kernel, schedule);
   case KernelKind::rope:
     return lowerRope(kernel, schedule);
+  case KernelKind::rope_table:
+    return lowerRopeTable(kernel, schedule);
   case KernelKind::pool:
     return lowerPool(kernel, schedule);
   case KernelKind::seq_project:

@@ -103,6 +103,7 @@ LoweredKernel lowerAddSegments(const KernelDesc &kernel, const Schedule &schedul
 LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule);
+LoweredKernel lowerRopeTable(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule);
 

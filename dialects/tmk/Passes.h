@@ -14,11 +14,11 @@ namespace tmc::tmk {
 #define GEN_PASS_REGISTRATION
 #include "dialects/tmk/Passes.h.inc"
 
-/// tm-lower-to-kernels -> tmk-tied-table-precision -> tmk-dedup ->
-/// tmk-decode-variants -> tmk-window-caches -> tmk-plan-buffers: what `tmc
-/// compile` runs between the `tm-opt` and `kernels` stages. `explain` turns
-/// on every pass's remarks.
-void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false);
+/// tm-lower-to-kernels -> tmk-tied-table-precision -> tmk-fuse-rope-epilogue
+/// (not at optLevel 0: no fusion) -> tmk-dedup -> tmk-decode-variants ->
+/// tmk-window-caches -> tmk-plan-buffers: what `tmc compile` runs between
+/// the `tm-opt` and `kernels` stages. `explain` turns on every pass's remarks.
+void buildKernelPipeline(mlir::OpPassManager &pm, bool explain = false, unsigned optLevel = 2);
 
 /// Checks the caches that tmk-window-caches bounded (`keep`), as a module
 /// read back from text may have them: only attention whose window sees at

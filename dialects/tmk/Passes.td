@@ -45,6 +45,35 @@ def TMKTiedTablePrecision : Pass<"tmk-tied-table-precision", "::mlir::ModuleOp">
   ];
 }
 
+def TMKFuseRopeEpilogue : Pass<"tmk-fuse-rope-epilogue", "::mlir::ModuleOp"> {
+  let summary = "Fold rope calls into the linear whose outputs they turn";
+  let description = [{
+    A rope call reading a linear's result, or a leading part of it (q, or q
+    and k of a fused q/k/v projection), read by nothing else, is folded into
+    the linear: its kernel gets `rope_columns` (the columns turned, whole
+    heads from the first) and `head_dim`, and the call reads the ropes'
+    rope_table rows as its last input. The GEMM turns those outputs as it
+    stores them; the rope calls and their pass over q and k go. Every
+    rotated part must come before the parts that are not and share one
+    table.
+
+    ```mlir
+    %t = tmk.call @rope_table(%offset) ...
+    %y = tmk.call @linear(%x, %w) ... -> tensor<?x384xf32>
+    %q, %k, %v = tmk.split %y ...
+    %qr = tmk.call @rope(%q, %t) ...
+    %kr = tmk.call @rope(%k, %t) ...
+    // becomes
+    %y = tmk.call @linear_1(%x, %w, %t) ...   // @linear_1: rope_columns = 256, head_dim = 64
+    %q, %k, %v = tmk.split %y ...
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at every linear given its ropes, and at every one declined">
+  ];
+}
+
 def TMKDedup : Pass<"tmk-dedup", "::mlir::ModuleOp"> {
   let summary = "Merge kernels with identical kind and attributes";
   let description = [{

@@ -38,7 +38,8 @@ KindAttrs attrsOf(KernelKind kind) {
   case KernelKind::segments:
     return {{"position_rows"}, {}};
   case KernelKind::linear:
-    return {{"in_width", "activation"}, {"bias", "residual", "precision"}};
+    return {{"in_width", "activation"},
+            {"bias", "residual", "precision", "rope_columns", "head_dim"}};
   case KernelKind::attention:
     return {{"heads", "kv_heads", "head_dim", "scale", "mask"},
             {"alibi", "kv_precision", "window_keys"}};
@@ -51,7 +52,9 @@ KindAttrs attrsOf(KernelKind kind) {
   case KernelKind::add_norm:
     return {{"variant", "eps"}, {"bias"}};
   case KernelKind::rope:
-    return {{"heads", "head_dim", "theta"}, {}};
+    return {{"heads", "head_dim"}, {}};
+  case KernelKind::rope_table:
+    return {{"head_dim", "theta"}, {}};
   case KernelKind::pool:
     return {{"variant"}, {}};
   case KernelKind::seq_project:
@@ -80,11 +83,11 @@ int64_t dimOf(Type type, unsigned index) {
 
 LogicalResult KernelOp::verify() {
   KindAttrs allowed = attrsOf(getKind());
-  static const StringRef kOptional[] = {"in_width", "table_rows", "position_rows", "heads",
-                                        "kv_heads", "head_dim",   "scale",         "eps",
-                                        "theta",    "position",   "activation",    "variant",
-                                        "bias",     "residual",   "length",        "mask",
-                                        "alibi",    "precision",  "kv_precision",  "window_keys"};
+  static const StringRef kOptional[] = {
+      "in_width",     "table_rows",  "position_rows", "heads",    "kv_heads",   "head_dim",
+      "scale",        "eps",         "theta",         "position", "activation", "variant",
+      "bias",         "residual",    "length",        "mask",     "alibi",      "precision",
+      "kv_precision", "window_keys", "rope_columns"};
   for (StringRef name : kOptional) {
     bool present = static_cast<bool>((*this)->getAttr(name));
     bool required = llvm::is_contained(allowed.required, name);
@@ -97,8 +100,8 @@ LogicalResult KernelOp::verify() {
   }
   // Every size is a Halide int32 index or extent: 1..kMaxExtent, so that
   // heads x head_dim below cannot overflow either.
-  for (StringRef name : {"width", "in_width", "table_rows", "position_rows", "heads",
-                         "kv_heads", "head_dim"})
+  for (StringRef name : {"width", "in_width", "table_rows", "position_rows", "heads", "kv_heads",
+                         "head_dim", "rope_columns"})
     if (auto value = (*this)->getAttrOfType<IntegerAttr>(name)) {
       if (value.getInt() <= 0)
         return emitOpError("needs ") << name << " > 0, found " << value.getInt();
@@ -155,6 +158,32 @@ LogicalResult KernelOp::verify() {
     break;
   case KernelKind::pool:
     return expectOneOf(*this, "variant", getVariant(), {"first", "mean"});
+  case KernelKind::linear:
+    // A rotary epilogue turns whole heads of the outputs, from the first;
+    // it applies to the sums as stored, so no activation or residual.
+    if (getRopeColumns().has_value() != getHeadDim().has_value())
+      return emitOpError("takes rope_columns and head_dim together");
+    if (std::optional<uint64_t> columns = getRopeColumns()) {
+      if (*getHeadDim() % 2 != 0)
+        return emitOpError("needs an even head_dim, found ") << *getHeadDim();
+      // Whole heads, the width too: a feature's partner is then always in
+      // its own head (compiler/halide/LowerLinear.cpp relies on it).
+      if (*columns % *getHeadDim() != 0 || *columns > getWidth() || getWidth() % *getHeadDim() != 0)
+        return emitOpError("rope_columns ")
+               << *columns << " and width " << getWidth() << " must be whole numbers of heads of "
+               << *getHeadDim() << ", rope_columns <= width";
+      if (*getActivation() != "none" || getResidual())
+        return emitOpError("turns its outputs by rotary positions, so it takes no activation "
+                           "or residual");
+    }
+    break;
+  case KernelKind::rope_table:
+    // Rows of cos then sin, half a head each.
+    if (*getHeadDim() % 2 != 0)
+      return emitOpError("needs an even head_dim, found ") << *getHeadDim();
+    if (*getHeadDim() != getWidth())
+      return emitOpError("width ") << getWidth() << " is not head_dim (" << *getHeadDim() << ")";
+    break;
   default:
     break;
   }
@@ -170,7 +199,7 @@ unsigned KernelOp::getNumInputs() {
   case KernelKind::segments:
     return 3;
   case KernelKind::linear:
-    return 2 + getBias() + getResidual();
+    return 2 + getBias() + getResidual() + (getRopeColumns() ? 1 : 0);
   case KernelKind::attention:
     return 3 + (getMask()->getPadding() ? 1 : 0);
   case KernelKind::add:
@@ -183,7 +212,9 @@ unsigned KernelOp::getNumInputs() {
   case KernelKind::add_norm:
     return 3 + getBias();
   case KernelKind::rope:
-    return 2;
+    return 2; // the rows and their rope_table
+  case KernelKind::rope_table:
+    return 1; // the offset
   case KernelKind::pool:
     return 1 + (*getVariant() == "mean" ? 1 : 0);
   case KernelKind::seq_project:
@@ -273,6 +304,11 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (failed(expectTable(2, 0, kernel.getPositionRows(), "position_rows")))
       return failure();
     break;
+  case KernelKind::rope:
+    // Its table's rows: cos and sin, half a head each.
+    if (failed(expectTable(1, 1, kernel.getHeadDim(), "head_dim")))
+      return failure();
+    break;
   case KernelKind::seq_project:
     if (failed(expectTable(1, 0, kernel.getTableRows(), "table_rows")) ||
         failed(expectTable(1, 1, kernel.getPositionRows(), "position_rows")))
@@ -282,6 +318,10 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     break;
   }
   if (kernel.getKind() == KernelKind::linear) {
+    // The rope_table rows, last.
+    if (kernel.getRopeColumns() &&
+        failed(expectTable(getArgs().size() - 1, 1, kernel.getHeadDim(), "head_dim")))
+      return failure();
     int64_t in = dimOf(getArgs()[0].getType(), 1);
     if (!ShapedType::isDynamic(in) && in != static_cast<int64_t>(*kernel.getInWidth()))
       return emitOpError("input has width ") << in << "; kernel @" << getKernel()

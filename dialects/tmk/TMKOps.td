@@ -22,11 +22,13 @@ def TMK_KindAddNorm : I32EnumAttrCase<"add_norm", 9>;
 def TMK_KindRope : I32EnumAttrCase<"rope", 10>;
 def TMK_KindPool : I32EnumAttrCase<"pool", 11>;
 def TMK_KindSeqProject : I32EnumAttrCase<"seq_project", 12>;
+def TMK_KindRopeTable : I32EnumAttrCase<"rope_table", 13>;
 
 def TMK_KernelKindAttr : I32EnumAttr<"KernelKind", "what a kernel computes", [
     TMK_KindEmbed, TMK_KindPositions, TMK_KindSegments, TMK_KindLinear,
     TMK_KindAttention, TMK_KindAdd, TMK_KindActivation, TMK_KindGated,
-    TMK_KindNorm, TMK_KindAddNorm, TMK_KindRope, TMK_KindPool, TMK_KindSeqProject]> {
+    TMK_KindNorm, TMK_KindAddNorm, TMK_KindRope, TMK_KindPool, TMK_KindSeqProject,
+    TMK_KindRopeTable]> {
   let cppNamespace = "::tmc::tmk";
 }
 
@@ -48,7 +50,15 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     absent: it widens each element as it loads it), `window_keys` (it reads
     keys from caches bounded by its window, tmk-window-caches: their rows
     start at a position of their own, not 0); norms `variant`,
-    `eps`, `bias`; and so on. `decode` marks a kernel a decoding step calls
+    `eps`, `bias`; a linear's `rope_columns` and `head_dim` (its first
+    rope_columns outputs turned by rotary positions as it stores them,
+    reading a rope_table call's rows after its other inputs:
+    tmk-fuse-rope-epilogue); rope_table `head_dim` and `theta` (width = head_dim:
+    each token row's cos(p w_i), then its sin(p w_i), i < head_dim / 2, at
+    position p = offset + row), rope `heads` and `head_dim` (it reads the
+    rows of a rope_table call: tm-lower-to-kernels makes one per function,
+    offset, head_dim and theta, which every rope of the model shares); and
+    so on. `decode` marks a kernel a decoding step calls
     with one query row (`tmk-decode-variants`): it is compiled with a
     one-row variant next to the tiled one.
 
@@ -68,7 +78,7 @@ def TMK_KernelOp : TMK_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
                        UnitAttr:$bias, UnitAttr:$residual, UnitAttr:$length,
                        OptionalAttr<TM_MaskAttr>:$mask, UnitAttr:$alibi, UnitAttr:$decode,
                        OptionalAttr<StrAttr>:$precision, OptionalAttr<StrAttr>:$kv_precision,
-                       UnitAttr:$window_keys);
+                       UnitAttr:$window_keys, OptionalAttr<I64Attr>:$rope_columns);
   let assemblyFormat = "$sym_name $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -6,6 +6,14 @@
 // operands, at the op's location. Every call gets a kernel of its own here;
 // tmk-dedup shares them.
 //
+// A tm.rope becomes two kernels: a rope_table call, which computes each token
+// row's cos and sin (half a head each) from the offset, and the rope call,
+// which turns the rows by them. One table serves every rope of a function
+// with the same offset, head_dim and theta (made at the offset's definition,
+// the first time one is needed): its sines and cosines were 40% of a rope
+// kernel's time when each call computed them (two calls a layer). The rope
+// itself then reads no offset, so a batch's sequences share its calls.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tm/TMOps.h"
@@ -14,6 +22,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+#include <tuple>
 
 namespace tmc::tmk {
 #define GEN_PASS_DEF_TMLOWERTOKERNELS
@@ -139,9 +150,9 @@ FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &at
         return tmk::KernelKind::add_norm;
       })
       .Case([&](tm::RopeOp rope) {
+        // theta is its table's (ropeTable).
         i64("heads", rope.getHeads());
         i64("head_dim", rope.getHeadDim());
-        f64("theta", rope.getTheta().convertToDouble());
         return tmk::KernelKind::rope;
       })
       .Case([&](tm::SeqProjectOp project) {
@@ -157,9 +168,65 @@ FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &at
       .Default([](Operation *) { return failure(); });
 }
 
+/// The rope_table calls made so far: by offset value, head_dim and theta.
+using RopeTables = std::map<std::tuple<void *, int64_t, double>, Value>;
+
+/// Location `loc` without its value names: a table is no value of the spec
+/// (tmc verify compares named values), though it points at the first rope
+/// it was made for.
+Location unnamed(Location loc) {
+  while (auto named = dyn_cast<NameLoc>(loc))
+    loc = named.getChildLoc();
+  return loc;
+}
+
 struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
+  RopeTables ropeTables;
+
+  /// The rope_table rows of `rope`'s offset, head_dim and theta: made at
+  /// the offset's definition (the start of its block for an argument) when
+  /// no rope before this one needed them.
+  FailureOr<Value> ropeTable(tm::RopeOp rope, SymbolTable &symbols, OpBuilder &kernels) {
+    Value offset = rope.getOffset();
+    const double theta = rope.getTheta().convertToDouble();
+    auto key = std::make_tuple(offset.getAsOpaquePointer(), static_cast<int64_t>(rope.getHeadDim()),
+                               theta);
+    if (auto it = ropeTables.find(key); it != ropeTables.end())
+      return it->second;
+    OpBuilder b(rope.getContext());
+    if (auto argument = dyn_cast<BlockArgument>(offset))
+      b.setInsertionPointToStart(argument.getOwner());
+    else
+      b.setInsertionPointAfter(offset.getDefiningOp());
+    Location loc = unnamed(rope.getLoc());
+    NamedAttrList attrs;
+    attrs.set("width", b.getI64IntegerAttr(rope.getHeadDim()));
+    attrs.set("head_dim", b.getI64IntegerAttr(rope.getHeadDim()));
+    attrs.set("theta", b.getF64FloatAttr(theta));
+    attrs.set(SymbolTable::getSymbolAttrName(), b.getStringAttr("rope_table"));
+    attrs.set("kind", tmk::KernelKindAttr::get(b.getContext(), tmk::KernelKind::rope_table));
+    auto kernel = kernels.create<tmk::KernelOp>(loc, TypeRange(), ValueRange(), attrs.getAttrs());
+    symbols.insert(kernel);
+    kernels.setInsertionPointAfter(kernel);
+    if (failed(mlir::verify(kernel)))
+      return failure();
+    auto rows = RankedTensorType::get({cast<ShapedType>(rope.getInput().getType()).getDimSize(0),
+                                       static_cast<int64_t>(rope.getHeadDim())},
+                                      b.getF32Type());
+    Value table =
+        b.create<tmk::CallOp>(
+             loc, TypeRange{rows}, ValueRange{offset},
+             ArrayRef<NamedAttribute>{
+                 b.getNamedAttr("kernel", FlatSymbolRefAttr::get(kernel.getSymNameAttr())),
+                 b.getNamedAttr("from", b.getStringAttr(rope->getName().getStringRef()))})
+            .getResult();
+    ropeTables[key] = table;
+    return table;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    ropeTables.clear();
     SymbolTable symbols(module);
     OpBuilder kernels(module.getContext());
     // Kernels go before the functions, in the order of their first call.
@@ -195,6 +262,14 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
       if (auto attention = dyn_cast<tm::AttentionOp>(op);
           attention && failed(storedPrecision(attention)))
         return failure();
+      SmallVector<Value> operands(op->getOperands());
+      if (auto rope = dyn_cast<tm::RopeOp>(op)) {
+        // The table's kernel and call come first, as they run.
+        FailureOr<Value> table = ropeTable(rope, symbols, kernels);
+        if (failed(table))
+          return failure();
+        operands = {rope.getInput(), *table};
+      }
       NamedAttrList attrs;
       FailureOr<tmk::KernelKind> kind = describe(op, b, attrs);
       if (failed(kind))
@@ -209,7 +284,7 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
       if (failed(mlir::verify(kernel)))
         return failure();
       replacement = b.create<tmk::CallOp>(
-          op->getLoc(), TypeRange{op->getResult(0).getType()}, op->getOperands(),
+          op->getLoc(), TypeRange{op->getResult(0).getType()}, operands,
           ArrayRef<NamedAttribute>{
               b.getNamedAttr("kernel", FlatSymbolRefAttr::get(kernel.getSymNameAttr())),
               b.getNamedAttr("from", b.getStringAttr(op->getName().getStringRef()))});

@@ -6,9 +6,11 @@
 
 using namespace mlir;
 
-void tmc::tmk::buildKernelPipeline(OpPassManager &pm, bool explain) {
+void tmc::tmk::buildKernelPipeline(OpPassManager &pm, bool explain, unsigned optLevel) {
   pm.addPass(createTMLowerToKernels());
   pm.addPass(createTMKTiedTablePrecision({explain}));
+  if (optLevel > 0) // -O0: no fusion (the tm passes' too)
+    pm.addPass(createTMKFuseRopeEpilogue({explain}));
   pm.addPass(createTMKDedup({explain}));
   pm.addPass(createTMKDecodeVariants({explain}));
   pm.addPass(createTMKWindowCaches({explain}));

@@ -80,8 +80,9 @@ inline void realizeWith(halide::LoweredKernel &&kernel, const Halide::Target &ta
 }
 
 /// Expects every row t of `y`, the output of `kernel` over the tokens
-/// inputs["x"] (K x T), to be bit for bit the row the same kernel computes
-/// for token row t alone (T = 1: the GEMMs' decoding branch). A batched
+/// inputs["x"] (K x T; and its rope_table rows, if any), to be bit for bit
+/// the row the same kernel computes for token row t alone (T = 1: the GEMMs'
+/// decoding branch). A batched
 /// decoding step promises each sequence the outputs it gets on its own.
 inline void expectRowsMatchAlone(halide::LoweredKernel &kernel, const Halide::Target &target,
                                  std::map<std::string, Halide::Buffer<>> inputs,
@@ -89,10 +90,19 @@ inline void expectRowsMatchAlone(halide::LoweredKernel &kernel, const Halide::Ta
   Halide::Buffer<float> x = inputs.at("x");
   const int K = x.dim(0).extent(), T = x.dim(1).extent(), N = y.dim(0).extent();
   int differing = 0;
+  // A rotary epilogue's table rows go with their token rows.
+  std::optional<Halide::Buffer<float>> table;
+  if (auto it = inputs.find("rope_table"); it != inputs.end())
+    table = Halide::Buffer<float>(it->second);
   for (int t = 0; T > 1 && t < T; ++t) {
     Halide::Buffer<float> row(K, 1);
     row.for_each_element([&](int k, int) { row(k, 0) = x(k, t); });
     inputs["x"] = row;
+    if (table) {
+      Halide::Buffer<float> tableRow(table->dim(0).extent(), 1);
+      tableRow.for_each_element([&](int c, int) { tableRow(c, 0) = (*table)(c, t); });
+      inputs["rope_table"] = tableRow;
+    }
     Halide::Buffer<float> alone(N, 1);
     realizeWith(kernel, target, inputs, alone);
     for (int n = 0; n < N; ++n)

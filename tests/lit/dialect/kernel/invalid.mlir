@@ -42,7 +42,7 @@ tmk.kernel @attention attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads =
 // -----
 
 // expected-error @+1 {{width 12 is not heads x head_dim (2 x 4)}}
-tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 12 : i64}
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, width = 12 : i64}
 
 // -----
 
@@ -66,7 +66,7 @@ tmk.kernel @project seq_project {position_rows = 16 : i64, width = 8 : i64}
 
 // -----
 
-// expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [embed, positions, segments, linear, attention, add, activation, gated_activation, norm, add_norm, rope, pool, seq_project]}}
+// expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [embed, positions, segments, linear, attention, add, activation, gated_activation, norm, add_norm, rope, pool, seq_project, rope_table]}}
 tmk.kernel @conv conv {width = 8 : i64}
 
 // -----
@@ -214,12 +214,82 @@ tmk.kernel @norm norm {eps = 0x7FF8000000000000 : f64, variant = "rmsnorm", widt
 // -----
 
 // expected-error @+1 {{'tmk.kernel' op needs theta > 0 and finite, found -1}}
-tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = -1.0 : f64, width = 8 : i64}
+tmk.kernel @rope_table rope_table {head_dim = 4 : i64, theta = -1.0 : f64, width = 4 : i64}
 
 // -----
 
 // expected-error @+1 {{'tmk.kernel' op needs an even head_dim, found 3}}
-tmk.kernel @rope rope {head_dim = 3 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 6 : i64}
+tmk.kernel @rope rope {head_dim = 3 : i64, heads = 2 : i64, width = 6 : i64}
+
+// -----
+
+// A rope reads its angles from its table: theta is the table's.
+// expected-error @+1 {{'tmk.kernel' op of kind rope takes no 'theta'}}
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op of kind rope_table needs 'theta'}}
+tmk.kernel @rope_table rope_table {head_dim = 4 : i64, width = 4 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs an even head_dim, found 5}}
+tmk.kernel @rope_table rope_table {head_dim = 5 : i64, theta = 1.0e4 : f64, width = 5 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op width 8 is not head_dim (4)}}
+tmk.kernel @rope_table rope_table {head_dim = 4 : i64, theta = 1.0e4 : f64, width = 8 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op takes rope_columns and head_dim together}}
+tmk.kernel @linear linear {activation = "none", in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op rope_columns 6 and width 12 must be whole numbers of heads of 4, rope_columns <= width}}
+tmk.kernel @linear linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 6 : i64, width = 12 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op rope_columns 8 and width 10 must be whole numbers of heads of 4, rope_columns <= width}}
+tmk.kernel @linear linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 10 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op needs an even head_dim, found 3}}
+tmk.kernel @linear linear {activation = "none", head_dim = 3 : i64, in_width = 8 : i64, rope_columns = 6 : i64, width = 12 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op turns its outputs by rotary positions, so it takes no activation or residual}}
+tmk.kernel @linear linear {activation = "gelu", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
+
+// -----
+
+// expected-error @+1 {{'tmk.kernel' op turns its outputs by rotary positions, so it takes no activation or residual}}
+tmk.kernel @linear linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, residual, rope_columns = 8 : i64, width = 12 : i64}
+
+// -----
+
+tmk.kernel @linear linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
+func.func @rope_table_of_other_width(%x: tensor<?x8xf32>, %t: tensor<?x8xf32>) {
+  %w = tmk.weight "w" : tensor<12x8xf32>
+  // expected-error @+1 {{argument 2 has size 8 in dimension 1; kernel @linear has head_dim = 4}}
+  %y = tmk.call @linear(%x, %w, %t) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<12x8xf32>, tensor<?x8xf32>) -> tensor<?x12xf32>
+  return
+}
+
+// -----
+
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, width = 8 : i64}
+func.func @rope_of_other_table(%x: tensor<?x8xf32>, %t: tensor<?x6xf32>) {
+  // expected-error @+1 {{argument 1 has size 6 in dimension 1; kernel @rope has head_dim = 4}}
+  %y = tmk.call @rope(%x, %t) {from = "tm.rope"} : (tensor<?x8xf32>, tensor<?x6xf32>) -> tensor<?x8xf32>
+  return
+}
 
 // -----
 

@@ -21,8 +21,12 @@ tmk.kernel @gated gated_activation {activation = "silu", width = 8 : i64}
 tmk.kernel @norm norm {bias, eps = 1.0e-5 : f64, variant = "layernorm", width = 8 : i64}
 // CHECK: tmk.kernel @add_norm add_norm {eps = {{.*}}E-7 : f64, variant = "rmsnorm", width = 8 : i64}
 tmk.kernel @add_norm add_norm {eps = 1.0e-6 : f64, variant = "rmsnorm", width = 8 : i64}
-// CHECK: tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = 1.000000e+04 : f64, width = 8 : i64}
-tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, theta = 1.0e4 : f64, width = 8 : i64}
+// CHECK: tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, width = 8 : i64}
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, width = 8 : i64}
+// CHECK: tmk.kernel @rope_table rope_table {head_dim = 4 : i64, theta = 1.000000e+04 : f64, width = 4 : i64}
+tmk.kernel @rope_table rope_table {head_dim = 4 : i64, theta = 1.0e4 : f64, width = 4 : i64}
+// CHECK: tmk.kernel @linear_rope linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
+tmk.kernel @linear_rope linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
 // CHECK: tmk.kernel @pool pool {variant = "mean", width = 8 : i64}
 tmk.kernel @pool pool {variant = "mean", width = 8 : i64}
 // CHECK: tmk.kernel @project seq_project {length, position_rows = 16 : i64, table_rows = 4 : i64, width = 8 : i64}
