@@ -288,6 +288,14 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                                     << "; kernel @" << getKernel() << " has " << attr << " = "
                                     << *size;
   };
+  // A rope_table call's rows (a rope's, or a linear's with rope_columns).
+  auto expectTableRows = [&](unsigned arg) -> LogicalResult {
+    auto rows = dyn_cast<RankedTensorType>(getArgs()[arg].getType());
+    if (rows && rows.getRank() == 2)
+      return success();
+    return emitOpError("argument ")
+           << arg << " must be rope_table rows (a 2-D tensor), found " << getArgs()[arg].getType();
+  };
   switch (kernel.getKind()) {
   case KernelKind::embed:
     if (failed(expectTable(2, 0, kernel.getTableRows(), "table_rows")) ||
@@ -306,7 +314,7 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     break;
   case KernelKind::rope:
     // Its table's rows: cos and sin, half a head each.
-    if (failed(expectTable(1, 1, kernel.getHeadDim(), "head_dim")))
+    if (failed(expectTableRows(1)) || failed(expectTable(1, 1, kernel.getHeadDim(), "head_dim")))
       return failure();
     break;
   case KernelKind::seq_project:
@@ -320,7 +328,8 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (kernel.getKind() == KernelKind::linear) {
     // The rope_table rows, last.
     if (kernel.getRopeColumns() &&
-        failed(expectTable(getArgs().size() - 1, 1, kernel.getHeadDim(), "head_dim")))
+        (failed(expectTableRows(getArgs().size() - 1)) ||
+         failed(expectTable(getArgs().size() - 1, 1, kernel.getHeadDim(), "head_dim"))))
       return failure();
     int64_t in = dimOf(getArgs()[0].getType(), 1);
     if (!ShapedType::isDynamic(in) && in != static_cast<int64_t>(*kernel.getInWidth()))

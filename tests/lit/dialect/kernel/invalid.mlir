@@ -339,3 +339,22 @@ func.func @cache_append_keep(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf3
   %k = tmk.cache_append %x at %offset {capacity = 16 : i64, keep = 16 : i64, name = "k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
   return %k : tensor<?x8xf32>
 }
+
+// -----
+
+tmk.kernel @rope rope {head_dim = 4 : i64, heads = 2 : i64, width = 8 : i64}
+func.func @rope_of_an_offset(%x: tensor<?x8xf32>, %offset: i32) {
+  // expected-error @+1 {{argument 1 must be rope_table rows (a 2-D tensor), found 'i32'}}
+  %y = tmk.call @rope(%x, %offset) {from = "tm.rope"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+tmk.kernel @linear linear {activation = "none", head_dim = 4 : i64, in_width = 8 : i64, rope_columns = 8 : i64, width = 12 : i64}
+func.func @linear_rope_of_an_offset(%x: tensor<?x8xf32>, %offset: i32) {
+  %w = tmk.weight "w" : tensor<12x8xf32>
+  // expected-error @+1 {{argument 2 must be rope_table rows (a 2-D tensor), found 'i32'}}
+  %y = tmk.call @linear(%x, %w, %offset) {from = "tm.linear"} : (tensor<?x8xf32>, tensor<12x8xf32>, i32) -> tensor<?x12xf32>
+  return
+}
