@@ -319,8 +319,10 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
+    // q4 keeps a second register tile beside the f32 one (its blocks' int32
+    // sums, below): half the registers are its accumulators.
     if (kernel.ropeColumns > 0)
-      fitTileToHeads(kernel, avx512 || neon ? 24 : 12, s);
+      fitTileToHeads(kernel, (avx512 || neon ? 24 : 12) / (kernel.precision == "q4" ? 2 : 1), s);
   }
   // Attention: the online softmax over blocks of 64 keys beat the one-pass
   // form at every length measured (GPT-2 small heads, causal, AVX-512,

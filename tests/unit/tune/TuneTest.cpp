@@ -106,6 +106,33 @@ TEST(Schedule, ShortSumsTakeFourRowTilesWithTokensInPlace) {
   EXPECT_EQ(tileOf(bf16, avx512()), "32 x 12 packed"); // (bf16 rounds its tokens in pairs)
 }
 
+TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
+  // A linear with a rotary epilogue turns its heads in the register tile
+  // when a panel holds whole heads: the multiple of head_dim nearest the
+  // tile, rows to fit the accumulators (q4: half of them), (panel, row tile)
+  // tasks without a bias. AVX2 cannot fit heads of 64: its tile stays, and
+  // the kernel turns its output in a second stage.
+  auto tileOf = [](int64_t K, int64_t N, int64_t headDim, const char *precision, bool bias,
+                   const TargetInfo &target) {
+    KernelDesc k = linear(K, N);
+    k.ropeColumns = N / 3 * 2;
+    k.headDim = headDim;
+    k.precision = precision;
+    k.hasBias = bias;
+    Schedule s = defaultSchedule(k, target);
+    return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows) +
+           (s.parallelRows ? " row tasks" : " panel tasks");
+  };
+  EXPECT_EQ(tileOf(128, 384, 64, "f32", false, avx512()), "64 x 4 row tasks"); // 48 x 4 without
+  EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx512()), "64 x 6 row tasks"); // 48 x 8 without
+  EXPECT_EQ(tileOf(320, 960, 64, "f32", true, avx512()), "64 x 6 panel tasks");
+  EXPECT_EQ(tileOf(288, 864, 48, "f32", false, avx512()), "48 x 8 panel tasks"); // fits already
+  EXPECT_EQ(tileOf(512, 1536, 128, "f32", false, avx512()), "128 x 3 row tasks");
+  EXPECT_EQ(tileOf(512, 1536, 64, "q4", false, avx512()), "64 x 3 row tasks");
+  EXPECT_EQ(tileOf(256, 768, 32, "f32", false, avx2()), "32 x 3 row tasks");
+  EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx2()), "24 x 4 panel tasks");
+}
+
 TEST(Schedule, VocabularyHeadsTakeOneVectorByEightRowsInPanelGroups) {
   // AVX-512 f32 GEMMs whose weights stream from memory (more than 4 MiB),
   // 8192 features wide or more, of K 768 or less: 1 vector x 8 rows, each
