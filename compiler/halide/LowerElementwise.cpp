@@ -280,14 +280,6 @@ LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule) {
   return {out, args, stages};
 }
 
-namespace {
-
-/// The halves of `c` (a head, or a rope table row) in turn, unrolled, each
-/// vectorized on its own; rows in parallel. Vectorized across the whole
-/// head, every vector of a rope's selects became gathers (the kernel took
-/// 4-5% of a small model's prefill, at several ns per element). A half that
-/// is not a whole number of vectors ends in a predicated one (a vector
-/// shifted inwards would read the other half through a clamp, lane by lane).
 void scheduleByHalves(Func &out, Var c, Var t, int half, const Schedule &schedule) {
   Var part("part"), within("within");
   const int vw = vectorWidthFor(half, schedule.vectorWidth);
@@ -296,8 +288,6 @@ void scheduleByHalves(Func &out, Var c, Var t, int half, const Schedule &schedul
       .vectorize(within, vw, half % vw ? TailStrategy::GuardWithIf : TailStrategy::Auto);
   parallelRows(out, t, schedule);
 }
-
-} // namespace
 
 LoweredKernel lowerRopeTable(const KernelDesc &kernel, const Schedule &schedule) {
   std::vector<BufferShape> sig = kernelSignature(kernel);

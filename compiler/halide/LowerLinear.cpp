@@ -384,11 +384,14 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   const bool rope = kernel.ropeColumns > 0;
   const int headDim = static_cast<int>(kernel.headDim), half = headDim / 2;
   const int ropeColumns = static_cast<int>(kernel.ropeColumns);
-  int storeWidth = l.vectorWidth; // the vectors the tile is stored in
-  while (rope && storeWidth > 1 && half % storeWidth != 0)
-    storeWidth /= 2;
+  // The widest vectors a half of a head is a whole number of.
+  int halfWidth = l.vectorWidth;
+  while (rope && halfWidth > 1 && half % halfWidth != 0)
+    halfWidth /= 2;
   const bool ropeInTile =
-      rope && !schedule.gpu && !schedule.algorithmOnly && P % headDim == 0 && storeWidth >= 4;
+      rope && !schedule.gpu && !schedule.algorithmOnly && P % headDim == 0 && halfWidth >= 4;
+  // The vectors the tile is stored in: one half of a head each when it turns.
+  const int storeWidth = ropeInTile ? halfWidth : l.vectorWidth;
   ImageParam table;
   if (rope) {
     table = makeInput(sig[sig.size() - 2], "rope_table"); // (c, t): cos, then sin
@@ -433,19 +436,12 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     return {output, args, stages};
   }
   if (rope && !ropeInTile) {
-    // The turning stage: a head's halves in turn, each in dense vectors
-    // (the partner and the table index are then affine); rows in parallel.
+    // The turning stage: head by head, its halves in turn (the partner and
+    // the table index are then affine), as the rope kernel's.
     out.compute_root();
-    Var head("head"), within("within"), part("part"), lane("lane");
-    int laneWidth = l.vectorWidth;
-    while (laneWidth > 1 && half % laneWidth != 0)
-      laneWidth /= 2;
-    output.split(n, head, within, headDim)
-        .split(within, part, lane, half)
-        .unroll(part)
-        .vectorize(lane, laneWidth);
-    if (schedule.parallel)
-      output.parallel(t);
+    Var head("head"), within("within");
+    output.split(n, head, within, headDim);
+    scheduleByHalves(output, within, t, half, schedule);
   }
 
   // The output: panels of P features, row tiles, vectors along the features.

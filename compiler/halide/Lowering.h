@@ -102,6 +102,15 @@ LoweredKernel lowerAddPositions(const KernelDesc &kernel, const Schedule &schedu
 LoweredKernel lowerAddSegments(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerElementwise(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerNorm(const KernelDesc &kernel, const Schedule &schedule);
+/// The halves of `c` (a head of 2 * half, or a rope table row) in turn,
+/// unrolled, each vectorized on its own; rows `t` in parallel as a row-wise
+/// kernel's (Schedule::parallelMinRows). Vectorized across the whole head,
+/// every vector of a rope's selects became gathers (the kernel took 4-5% of
+/// a small model's prefill, at several ns per element). A half that is not a
+/// whole number of vectors ends in a predicated one (a vector shifted inwards
+/// would read the other half through a clamp, lane by lane).
+void scheduleByHalves(Halide::Func &out, Halide::Var c, Halide::Var t, int half,
+                      const Schedule &schedule);
 LoweredKernel lowerRope(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerRopeTable(const KernelDesc &kernel, const Schedule &schedule);
 LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule);

@@ -331,6 +331,18 @@ std::string tmc::tm::originName(Location loc) {
   return name;
 }
 
+Location tmc::tm::withoutNames(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return withoutNames(named.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    SmallVector<Location> parts;
+    for (Location part : fused.getLocations())
+      parts.push_back(withoutNames(part));
+    return FusedLoc::get(loc.getContext(), parts, fused.getMetadata());
+  }
+  return loc;
+}
+
 std::string tmc::tm::originPrefix(Location loc) {
   std::string name = originName(loc);
   return name.empty() ? name : "[" + name + "] ";

@@ -22,6 +22,9 @@ std::string originName(mlir::Location loc);
 /// "[decoder.layers.0.ffn] ", or "" for a location without a name: the
 /// prefix of --explain remarks.
 std::string originPrefix(mlir::Location loc);
+/// `loc` without its value names (NameLocs, also inside fused locations):
+/// for an op that computes no value of the spec, or a name of its own.
+mlir::Location withoutNames(mlir::Location loc);
 /// The verifier of tm.concat and tmk.concat: static weights of one rank
 /// that agree past dimension 0 and stack to `result`.
 mlir::LogicalResult verifyStackedWeights(mlir::Operation *op, mlir::ValueRange inputs,

@@ -28,19 +28,6 @@ using namespace tmc::tm;
 
 namespace {
 
-/// `loc` without its value names: the fused GEMM gets a name of its own.
-Location withoutNames(Location loc) {
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return withoutNames(named.getChildLoc());
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    SmallVector<Location> parts;
-    for (Location part : fused.getLocations())
-      parts.push_back(withoutNames(part));
-    return FusedLoc::get(loc.getContext(), parts, fused.getMetadata());
-  }
-  return loc;
-}
-
 /// "a.b.q", "a.b.k", "a.b.v" -> "a.b.q+k+v": the longest prefix the names
 /// share that ends in '.', then each name's own part. Empty when a linear
 /// has no name.

@@ -171,15 +171,6 @@ FailureOr<tmk::KernelKind> describe(Operation *op, Builder &b, NamedAttrList &at
 /// The rope_table calls made so far: by offset value, head_dim and theta.
 using RopeTables = std::map<std::tuple<void *, int64_t, double>, Value>;
 
-/// Location `loc` without its value names: a table is no value of the spec
-/// (tmc verify compares named values), though it points at the first rope
-/// it was made for.
-Location unnamed(Location loc) {
-  while (auto named = dyn_cast<NameLoc>(loc))
-    loc = named.getChildLoc();
-  return loc;
-}
-
 struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
   RopeTables ropeTables;
 
@@ -198,7 +189,9 @@ struct LowerToKernels : tmc::tmk::impl::TMLowerToKernelsBase<LowerToKernels> {
       b.setInsertionPointToStart(argument.getOwner());
     else
       b.setInsertionPointAfter(offset.getDefiningOp());
-    Location loc = unnamed(rope.getLoc());
+    // The first rope's spec line, not its value name: a table is no value
+    // of the spec (tmc verify compares named values).
+    Location loc = tm::withoutNames(rope.getLoc());
     NamedAttrList attrs;
     attrs.set("width", b.getI64IntegerAttr(rope.getHeadDim()));
     attrs.set("head_dim", b.getI64IntegerAttr(rope.getHeadDim()));
