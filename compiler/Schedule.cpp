@@ -45,6 +45,10 @@ constexpr int64_t kNarrowUnpackedWidth = 384;
 constexpr int64_t kShortSumDepth = 192;
 constexpr int64_t kShortSumMaxWidth = 4096;
 
+/// The most panels a layer's GEMM may have for its (panel, row tile) pairs
+/// to be its parallel tasks by default (defaultSchedule, AVX-512 f32).
+constexpr int64_t kFewPanels = 8;
+
 /// The layer's width rounded up to whole panels (or vectors) of `multiple`.
 int64_t paddedWidth(const KernelDesc &kernel, int multiple) {
   return static_cast<int64_t>(llvm::alignTo(kernel.width, multiple));
@@ -109,8 +113,17 @@ constexpr int kMaxPanelGroup = 16;
 /// and level from K 320 up (320 x 32000: 11.89-12.19 in groups of 16 or 9,
 /// 11.95-12.15 alone; 768 x 50257, GPT-2's head: 44.4-45.2 in groups of 4,
 /// 44.8-45.5 for 3 x 8), where each output takes more products.
-void useVocabularyHeadTile(const KernelDesc &kernel, Schedule &s) {
-  s.tileCols = s.vectorWidth;
+///
+/// That is Zen 4's tile, where each zmm FMA takes two 256-bit halves of one
+/// unit (TargetInfo::splitsZmm). Cores that run two full-width FMAs a cycle
+/// (Zen 5) need the loads of 1 x 8 (a broadcast per FMA) twice as fast, and
+/// there 3 x 8 (in panel groups of the same bytes) ran the heads fastest of
+/// 1 x 8, 3 x 8, 4 x 6 and 2 x 12: bench/kernels --shapes narrow, 2 threads,
+/// AMD EPYC Zen 5, 2026-11-30, K 128-768 x N 32000 and 50257 at 128 tokens:
+/// 320-341 GFLOP/s against 295-310 for 1 x 8 (oneDNN's sgemm 334-365; 2 x 12
+/// within 3% of 3 x 8, 4 x 6 2-8% below it).
+void useVocabularyHeadTile(const KernelDesc &kernel, const TargetInfo &target, Schedule &s) {
+  s.tileCols = (target.splitsZmm ? 1 : 3) * s.vectorWidth;
   s.tileRows = 8;
   const int64_t panelBytes = int64_t(4) * s.tileCols * kernel.inWidth;
   s.panelGroup = static_cast<int>(
@@ -315,7 +328,7 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
       s.tokenBlock = static_cast<int>(
           std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, kernel.inWidth), 64, 512));
     else if (isVocabularyHead(kernel, target))
-      useVocabularyHeadTile(kernel, s);
+      useVocabularyHeadTile(kernel, target, s);
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
@@ -323,6 +336,22 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // sums, below): half the registers are its accumulators.
     if (kernel.ropeColumns > 0)
       fitTileToHeads(kernel, (avx512 || neon ? 24 : 12) / (kernel.precision == "q4" ? 2 : 1), s);
+    // Layers of kFewPanels panels or fewer (N <= 512 in panels of 64) split
+    // unevenly when the panels are the tasks (5 panels of 64 for N = 320:
+    // 3 and 2 on 2 threads): their (panel, row tile) pairs are the tasks
+    // instead, rows outer (each thread's share is then the rows its norms
+    // and attention before and after touch: runtime/thread_pool.cpp), token
+    // blocks kept (LowerLinear.cpp). Not with a bias (as fitTileToHeads
+    // says). `tmc tune` picked row tasks for rope320's K 320 and 864 x N 320
+    // layers (1.13-1.14x on their own; AMD EPYC Zen 5, 2 threads,
+    // 2026-11-30); in-model (TMR_PROFILE, best of 3 runs, paired with the
+    // panel tasks), its K 320 x N 320 took 0.085-0.087 ms a call against
+    // 0.110-0.114, the K 864 layers level (0.20-0.24 either way). Rows
+    // outer for wider layers lost: rope320's gate/up (N 1728, 36 panels)
+    // 0.435 against 0.386 ms, each thread then reading all its weights.
+    if (avx512 && kernel.precision == "f32" && !kernel.hasBias &&
+        paddedWidth(kernel, s.tileCols) / s.tileCols <= kFewPanels)
+      s.parallelRows = s.rowsOuter = true;
   }
   // Attention: the online softmax over blocks of 64 keys beat the one-pass
   // form at every length measured (GPT-2 small heads, causal, AVX-512,

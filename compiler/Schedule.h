@@ -43,6 +43,10 @@ struct Schedule {
   int unrollK = 1;      ///< reduction steps unrolled inside the register tile
   bool parallelRows = false;  ///< parallel over (panel, row tile) pairs, not panels alone
                               ///< (ignored when K is blocked)
+  /// With parallelRows: the tasks in row-major order, so that each thread's
+  /// share of them (runtime/thread_pool.cpp) is a share of the token rows
+  /// (all panels), rather than of the panels (all rows).
+  bool rowsOuter = false;
   bool decodeVariant = true;  ///< T == 1 takes a one-row tile instead of tileRows rows
   /// f32: each row tile's tokens packed k-major once per call (T > 1), so
   /// that a k step's broadcasts load from one pointer at fixed offsets.

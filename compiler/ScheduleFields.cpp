@@ -131,6 +131,23 @@ int canonicalPanelGroup(const KernelDesc &kernel, const Schedule &s, const Sched
   return s.panelGroup <= 1 || blocksK(kernel, s.kBlock) || s.parallelRows ? 0 : s.panelGroup;
 }
 
+/// `base` with row tasks on, in the given order, or off. On, K is unblocked:
+/// row tasks take effect only there.
+Schedule withRowTasks(const Schedule &base, bool on, bool rowsOuter) {
+  Schedule s = base;
+  s.parallelRows = on;
+  s.rowsOuter = on && rowsOuter;
+  if (on)
+    s.kBlock = 0;
+  return s;
+}
+
+/// Rows outer is an order of row tasks: without them (or with K blocked)
+/// the lowering has none to order.
+int canonicalRowsOuter(const KernelDesc &kernel, const Schedule &s, const Schedule &) {
+  return s.rowsOuter && s.parallelRows && !blocksK(kernel, s.kBlock) ? 1 : 0;
+}
+
 const ScheduleField kFields[] = {
     {.key = "vector_width",
      .intMember = &Schedule::vectorWidth,
@@ -296,15 +313,25 @@ const ScheduleField kFields[] = {
      .boolMember = &Schedule::parallelRows,
      .kinds = kLinear,
      .search = {.kinds = kLinear,
-                // Row tasks take effect only where K is not blocked.
                 .seeds =
                     [](const KernelDesc &, const Schedule &base) {
-                      Schedule s = base;
-                      s.parallelRows = true;
-                      s.kBlock = 0;
-                      return std::vector<Schedule>{s};
+                      return std::vector<Schedule>{
+                          withRowTasks(base, !base.parallelRows, base.rowsOuter)};
                     }},
      .doc = "GEMM: parallel over (panel, row tile) pairs, not panels alone (unblocked K only)"},
+    {.key = "rows_outer",
+     .boolMember = &Schedule::rowsOuter,
+     .kinds = kLinear,
+     .search = {.kinds = kLinear,
+                .seeds =
+                    [](const KernelDesc &, const Schedule &base) {
+                      return std::vector<Schedule>{
+                          withRowTasks(base, true, !(base.parallelRows && base.rowsOuter))};
+                    },
+                .canonical = canonicalRowsOuter},
+     .doc = "GEMM with parallel_rows: the (panel, row tile) tasks row by row (each thread first "
+            "takes a contiguous share of the rows, all panels, the rows its row-wise kernels "
+            "touch) instead of panel by panel"},
     {.key = "pack_tokens",
      .boolMember = &Schedule::packTokens,
      .kinds = kLinear,

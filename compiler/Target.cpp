@@ -6,6 +6,13 @@
 
 #include "Halide.h"
 
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace tmc {
 
 namespace {
@@ -29,7 +36,10 @@ TargetInfo concrete(const std::string &name, const char *halideTarget, Isa isa) 
   info.isa = isa;
   switch (isa) {
   case Isa::AVX2: info.vectorWidth = 8, info.vectorRegisters = 16; break;
-  case Isa::AVX512: info.vectorWidth = 16, info.vectorRegisters = 32; break;
+  case Isa::AVX512:
+    info.vectorWidth = 16, info.vectorRegisters = 32;
+    info.splitsZmm = hostSplitsZmm();
+    break;
   case Isa::NEON: info.vectorWidth = 4, info.vectorRegisters = 32; break;
   }
   return info;
@@ -129,6 +139,33 @@ TargetInfo withoutDotProducts(const TargetInfo &variant) {
   if (!variant.dotProducts || variant.isa != Isa::AVX512)
     return variant;
   return llvm::cantFail(resolveTarget("x86-64-avx512"));
+}
+
+bool hostSplitsZmm() {
+  static const bool splits = [] {
+    if (const char *flag = std::getenv("TMC_SPLIT_ZMM"); flag && flag[0])
+      return flag[0] == '1';
+#if defined(__x86_64__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+      return false;
+    char vendor[13] = {};
+    std::memcpy(vendor, &ebx, 4);
+    std::memcpy(vendor + 4, &edx, 4);
+    std::memcpy(vendor + 8, &ecx, 4);
+    if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+      return false;
+    // The family: the base field, plus the extended field when the base is 0xF.
+    unsigned family = (eax >> 8) & 0xF;
+    if (family == 0xF)
+      family += (eax >> 20) & 0xFF;
+    __builtin_cpu_init();
+    return family == 0x19 && __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+  }();
+  return splits;
 }
 
 TargetInfo runnableVariant(const TargetInfo &target) {

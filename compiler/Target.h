@@ -42,6 +42,12 @@ struct TargetInfo {
   /// q4 kernels (withDotProductVariant); `--target x86-64-avx512-bf16` names
   /// it.
   bool dotProducts = false;
+  /// AVX-512 on a CPU that runs each 512-bit operation as two 256-bit halves
+  /// (AMD Zen 4: one zmm FMA a cycle where Zen 5 and Intel's server cores
+  /// run two). Read off the compiling machine's CPU (hostSplitsZmm) for
+  /// every AVX-512 target: schedules whose best register tile differs
+  /// between the two kinds of core read it (Schedule.cpp).
+  bool splitsZmm = false;
   /// `--target native`: `host` compiled for the one variant this CPU runs
   /// (chosen once the plan's precisions are known: Pipeline.cpp), as
   /// -march=native does: for a machine that runs what it builds.
@@ -80,6 +86,12 @@ TargetInfo withDotProductVariant(const TargetInfo &target);
 /// words) through xmm registers with AVX512-FP16's vmovw, which Zen 4 lacks
 /// (SIGILL).
 TargetInfo withoutDotProducts(const TargetInfo &variant);
+
+/// Whether this machine's CPU runs 512-bit operations as two 256-bit halves
+/// (x86 with AVX-512, AMD family 19h: Zen 4; Zen 3, the family's other
+/// member, has no AVX-512). TMC_SPLIT_ZMM=0|1 overrides it, for tests and
+/// for compiling on one kind of core for the other.
+bool hostSplitsZmm();
 
 /// The first of `target`'s concrete targets this machine's CPU can run (for
 /// in-process kernel benchmarks; executables choose at start-up themselves).

@@ -2,12 +2,15 @@
 //
 // One loop at a time: the caller publishes it (a generation count the
 // workers watch), takes iterations itself like any worker, and waits for the
-// last. Iterations are claimed from an atomic counter in runs that shrink as
-// the loop nears its end (guided self-scheduling), not one at a time as
-// Halide's pool hands them out: each claim and each count of finished
-// iterations is an atomic add on a cache line the other cores then fetch
-// back. A loop that another thread's loop is using the pool for, or that a
-// loop's task starts (nested), runs serially on its caller.
+// last. Each thread owns a contiguous share of the iterations (the same
+// share of the same rows in consecutive loops, whose data then stays in its
+// core's caches) and claims it from the front in runs that shrink as the
+// share empties; a thread whose share is done claims from the back of
+// another's, so that the threads end together. Not one at a time as
+// Halide's pool hands them out: each claim is a compare-and-swap on a cache
+// line another core may have to fetch back. A loop that another thread's
+// loop is using the pool for, or that a loop's task starts (nested), runs
+// serially on its caller.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,40 +59,94 @@ void relax(int spins) {
 /// started there runs serially.
 thread_local bool inLoop = false;
 
-/// A claim takes 1 / (kClaimShare x threads) of the iterations left, at
-/// least one. Claimed one at a time, a decoding step's int8 GEMVs (tasks of
-/// one 24 KB weight panel, ~1 us each) ran no faster at two threads than at
-/// one on the Zen 4: 1571 claims of the GPT-2 head's panels, each a round
-/// trip of the counter's cache line between the cores. Each claim also
-/// starts a new stream through memory: first claims of a quarter of the loop
-/// (two threads) made GPT-2 small's q4 steps 7% faster than an eighth (8
-/// interleaved rounds: 3.03 against 3.27 ms median; int8 4.65 against 4.76,
-/// f32 prefill and rope320's the same). The last claims are still single
-/// iterations, so the threads end together.
+/// A thread claims 1 / kClaimShare of what is left of its own share, at least
+/// one; from another's share, half that (the owner is still working through
+/// it). At two threads the first claim is a quarter of the loop, as when
+/// every thread claimed 1 / (kClaimShare x threads) of the iterations left
+/// from one counter, before the shares. Claimed one at a time, a decoding
+/// step's int8 GEMVs (tasks of one 24 KB weight panel, ~1 us each) ran no
+/// faster at two threads than at one on the Zen 4: 1571 claims of the GPT-2
+/// head's panels, each a round trip of the counter's cache line between the
+/// cores. Each claim also starts a new stream through memory: first claims of
+/// a quarter of the loop (two threads) made GPT-2 small's q4 steps 7% faster
+/// than an eighth (8 interleaved rounds: 3.03 against 3.27 ms median; int8
+/// 4.65 against 4.76, f32 prefill and rope320's the same). The last claims
+/// are still single iterations, so the threads end together.
 constexpr int kClaimShare = 2;
+
+/// One thread's share of a loop: iterations [front, back), packed in one
+/// word so that a claim from either end is one compare-and-swap.
+struct alignas(64) Share {
+  std::atomic<uint64_t> range{0};
+  static uint64_t pack(uint32_t front, uint32_t back) { return uint64_t(front) << 32 | back; }
+  static uint32_t front(uint64_t r) { return static_cast<uint32_t>(r >> 32); }
+  static uint32_t back(uint64_t r) { return static_cast<uint32_t>(r); }
+};
+
+constexpr int kMaxShares = 64;
 
 struct Loop {
   halide_task_t task = nullptr;
   void *userContext = nullptr;
   uint8_t *closure = nullptr;
   int min = 0, size = 0, threads = 1;
-  std::atomic<int> next{0}, finished{0}, result{0};
+  /// Thread i (the caller 0, worker w w + 1) owns iterations [i x size /
+  /// threads, (i + 1) x size / threads): consecutive loops over the same
+  /// rows (a GEMM's row tiles, then a norm's rows) give each thread the
+  /// rows it wrote, which stay in its core's caches. On a 2-vCPU VM whose
+  /// vCPUs sat on different CCDs of an AMD EPYC Zen 5 (a cache line's round
+  /// trip between them ~440 ns), a norm reading rows the other core wrote
+  /// ran 3x its one-thread time at 2 threads. A thread whose share is done
+  /// takes iterations from the back of another's, so the threads still end
+  /// together.
+  Share shares[kMaxShares];
+  alignas(64) std::atomic<int> finished{0};
+  std::atomic<int> result{0};
 
-  /// Claims runs of iterations, and runs them, until none is left.
-  void work() {
-    int first = next.load(std::memory_order_relaxed);
-    for (;;) {
-      int count;
-      do {
-        if (first >= size)
-          return;
-        count = std::max(1, (size - first) / (kClaimShare * threads));
-      } while (!next.compare_exchange_weak(first, first + count));
-      for (int i = first; i < first + count; ++i)
-        if (int rc = task(userContext, min + i, closure))
-          result.store(rc);
-      finished.fetch_add(count, std::memory_order_release);
-      first = next.load(std::memory_order_relaxed);
+  void share() {
+    threads = std::min(threads, kMaxShares);
+    for (int i = 0; i < threads; ++i)
+      shares[i].range.store(Share::pack(static_cast<uint32_t>(int64_t(size) * i / threads),
+                                        static_cast<uint32_t>(int64_t(size) * (i + 1) / threads)),
+                            std::memory_order_relaxed);
+  }
+
+  void run(uint32_t first, uint32_t count) {
+    for (uint32_t i = first; i < first + count; ++i)
+      if (int rc = task(userContext, min + static_cast<int>(i), closure))
+        result.store(rc);
+    finished.fetch_add(static_cast<int>(count), std::memory_order_release);
+  }
+
+  /// Runs iterations until none is left: its own share's from the front,
+  /// then others' from the back (claim sizes: kClaimShare). A failed
+  /// compare-and-swap reloads `r`; a successful one is followed by a load.
+  void work(int self) {
+    if (self < threads) {
+      Share &own = shares[self];
+      for (uint64_t r = own.range.load(std::memory_order_acquire);;) {
+        uint32_t front = Share::front(r), back = Share::back(r);
+        if (front >= back)
+          break;
+        uint32_t count = std::max<uint32_t>(1, (back - front) / kClaimShare);
+        if (own.range.compare_exchange_weak(r, Share::pack(front + count, back))) {
+          run(front, count);
+          r = own.range.load(std::memory_order_acquire);
+        }
+      }
+    }
+    for (int step = 1; step <= threads; ++step) {
+      Share &other = shares[(self + step) % threads];
+      for (uint64_t r = other.range.load(std::memory_order_acquire);;) {
+        uint32_t front = Share::front(r), back = Share::back(r);
+        if (front >= back)
+          break;
+        uint32_t count = std::max<uint32_t>(1, (back - front) / (kClaimShare * 2));
+        if (other.range.compare_exchange_weak(r, Share::pack(front, back - count))) {
+          run(back - count, count);
+          r = other.range.load(std::memory_order_acquire);
+        }
+      }
     }
   }
 };
@@ -131,6 +188,7 @@ public:
     loop.min = min;
     loop.size = size;
     loop.threads = wanted.load();
+    loop.share();
     current.store(&loop);
     generation.fetch_add(1);
     if (sleepers.load() > 0) {
@@ -138,7 +196,7 @@ public:
       wake.notify_all();
     }
     inLoop = true;
-    loop.work();
+    loop.work(0);
     inLoop = false;
     for (int spins = 0; loop.finished.load(std::memory_order_acquire) < size; ++spins)
       relax(spins);
@@ -171,7 +229,7 @@ private:
         continue;
       working.fetch_add(1);
       if (Loop *loop = current.load())
-        loop->work();
+        loop->work(index + 1);
       working.fetch_sub(1);
     }
   }

@@ -423,10 +423,19 @@ def fma_peak(build_dir, threads):
     """This machine's f32 FMA peak, GFLOP/s per thread count, measured now
     (bench_fma_peak: compiler/tune/FmaPeak.cpp, as `tmc tune` measures it):
     the compute limit every rate is read against."""
+    return fma_peak_probe(build_dir, threads)[0]
+
+
+def fma_peak_probe(build_dir, threads):
+    """fma_peak's figures, and a cache line's round trip between the first
+    two CPUs in ns (None with one CPU): on a VM it says where the vCPUs sit
+    at the moment (one core's two threads, one CCD or two), which moves
+    2-thread times (bench/kernels/FmaPeakMain.cpp)."""
     args = [os.path.join(build_dir, "bin", "bench_fma_peak")]
     for t in threads:
         args += ["--threads", str(t)]
-    return {int(k): v for k, v in last_json(run(args))["gflops"].items()}
+    out = last_json(run(args))
+    return {int(k): v for k, v in out["gflops"].items()}, out.get("core_round_trip_ns")
 
 
 def deciles(values):

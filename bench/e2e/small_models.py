@@ -14,7 +14,11 @@ weights, and times the executable's prompt run over T tokens (`--bench`,
 every row's logits: prefill_ms) in R rounds, models in a shuffled order per
 round; a figure is the median over rounds of each round's median. The
 machine's FMA peak (bench_fma_peak: compiler/tune/FmaPeak.cpp, as `tmc tune`
-measures it) is measured in every round and its best counts.
+measures it) is measured in every round and its best counts; so is a cache
+line's round trip between the first two CPUs (core_round_trip_ns in the
+results), which tells where a VM's vCPUs sat: one core's two threads (~70 ns:
+the 2-thread peak is then the 1-thread one), one CCD or two (~190 and ~440 ns
+on an AMD EPYC Zen 5). Compare runs of one placement.
 
 FLOPs are tmc's own count (`tmc check --json`: flops_per_token.prefill, 2
 per multiply-accumulate of every matrix product, attention over the keys
@@ -42,7 +46,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from run import build_fma_peak, fma_peak, last_json, loadavg, log, machine, run  # noqa: E402
+from run import build_fma_peak, fma_peak_probe, last_json, loadavg, log, machine, run  # noqa: E402
 
 SEED = 1
 GEMM_NAME = re.compile(r"linear_k(\d+)_n(\d+)")
@@ -142,15 +146,19 @@ def main():
     samples = {}
     rng = random.Random(SEED)
     log(f"== timing: {args.rounds} rounds x {args.runs} runs (load {load_before})")
+    round_trips = []
     for r in range(args.rounds):
-        for t, gflops in fma_peak(build_dir, threads).items():
+        gflops_by_threads, round_trip = fma_peak_probe(build_dir, threads)
+        round_trips.append(round_trip)
+        for t, gflops in gflops_by_threads.items():
             peak[t] = max(peak[t], gflops)
         for t in threads:
             order = list(models)
             rng.shuffle(order)
             for model in order:
                 samples.setdefault((model.name, t), []).append(model.time(t, args.runs))
-        log(f"   round {r + 1}/{args.rounds} done (load {loadavg()})")
+        log(f"   round {r + 1}/{args.rounds} done (load {loadavg()}; "
+            f"core round trip {round_trip} ns before it)")
 
     results = []
     for model in models:
@@ -193,6 +201,7 @@ def main():
                    "machine": machine(), "loadavg_before": load_before,
                    "loadavg_after": loadavg(), "rounds": args.rounds, "runs": args.runs,
                    "fma_peak_gflops": {str(t): peak[t] for t in threads},
+                   "core_round_trip_ns": round_trips,
                    "results": results}, f, indent=1)
     log(f"wrote {os.path.relpath(path, REPO)}")
 

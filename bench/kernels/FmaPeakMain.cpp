@@ -5,17 +5,84 @@
 // run: a VM's clock and its neighbours move it.
 //
 // Usage: bench_fma_peak [--target host|x86-64-avx2|x86-64-avx512] [--threads N]...
-// Prints one JSON object: {"target": ..., "gflops": {"1": ..., "2": ...}}.
+// Prints one JSON object: {"target": ..., "gflops": {"1": ..., "2": ...},
+// "core_round_trip_ns": ...}: the last is a cache line's round trip between
+// the first two CPUs this process may use (null with one), which tells where
+// a VM's two vCPUs sit at the moment: ~70 ns two threads of one core (the
+// 2-thread peak is then the 1-thread one), ~190 ns one CCD, ~440 ns two
+// CCDs (AMD EPYC Zen 5, 2026-11-30). Each moved models' 2-thread times.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target.h"
 #include "compiler/tune/FmaPeak.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <pthread.h>
+#include <sched.h>
+
+namespace {
+
+bool pinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+/// Nanoseconds of a cache line's round trip between the first two CPUs of
+/// this process's affinity mask (a flag written by one, answered by the
+/// other), best of 3 runs of 20000; nullopt with fewer than two CPUs.
+std::optional<double> coreRoundTripNs() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return std::nullopt;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &allowed))
+      cpus.push_back(c);
+  if (cpus.size() < 2)
+    return std::nullopt;
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    constexpr int kTrips = 20000;
+    alignas(64) std::atomic<int> flag{0};
+    std::thread answerer([&] {
+      pinTo(cpus[1]);
+      for (int i = 0; i < kTrips; ++i) {
+        while (flag.load(std::memory_order_acquire) != 2 * i + 1) {
+        }
+        flag.store(2 * i + 2, std::memory_order_release);
+      }
+    });
+    pinTo(cpus[0]);
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kTrips; ++i) {
+      flag.store(2 * i + 1, std::memory_order_release);
+      while (flag.load(std::memory_order_acquire) != 2 * i + 2) {
+      }
+    }
+    double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+        kTrips;
+    answerer.join();
+    best = round == 0 ? ns : std::min(best, ns);
+  }
+  // Back to every allowed CPU for whatever runs next.
+  pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+  return best;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   std::string targetName = "host";
@@ -55,6 +122,12 @@ int main(int argc, char **argv) {
     std::snprintf(entry, sizeof entry, "%s\"%d\": %.1f", i ? ", " : "", threads[i], *peak);
     json += entry;
   }
-  std::printf("%s}}\n", json.c_str());
+  std::optional<double> roundTrip = coreRoundTripNs();
+  char tail[64];
+  if (roundTrip)
+    std::snprintf(tail, sizeof tail, "}, \"core_round_trip_ns\": %.0f}", *roundTrip);
+  else
+    std::snprintf(tail, sizeof tail, "}, \"core_round_trip_ns\": null}");
+  std::printf("%s%s\n", json.c_str(), tail);
   return 0;
 }

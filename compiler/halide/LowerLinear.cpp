@@ -462,8 +462,11 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // inside a serial loop over blocks (one block up to tokenBlock rows: the
   // loops of no blocks). The block size is a constant: a run-time one left
   // Halide unable to see that a row tile is one register tile.
+  // With row tasks too: a block's (panel, row tile) pairs are the tasks, the
+  // blocks in turn, and runs of 8 blocks or more take the blocks as tasks
+  // as above.
   const int blockTiles = schedule.tokenBlock > 0 ? std::max(1, schedule.tokenBlock / R) : 0;
-  const bool tokenBlocks = blockTiles > 0 && !rowTasks;
+  const bool tokenBlocks = blockTiles > 0;
   // Panel groups (Schedule::panelGroup): each row tile passes through a
   // group of consecutive panels before the next row tile, the groups being
   // the outer (parallel) loop. Without them each panel passes over all row
@@ -481,13 +484,27 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (panelGroups)
       s.split(p, v.pg, v.pi, schedule.panelGroup, guard)
           .reorder(v.nl, v.nv, v.ti, v.pi, v.to, v.pg);
+    else if (rowTasks && schedule.rowsOuter)
+      s.reorder(v.nl, v.nv, v.ti, p, v.to);
     else
       s.reorder(v.nl, v.nv, v.ti, v.to, p);
     s.vectorize(v.nl).unroll(v.nv);
     if (rowTasks) {
-      s.fuse(v.to, p, v.tile);
+      // The pool gives each thread a contiguous share of the tasks first
+      // (runtime/thread_pool.cpp): with rows outer, a share of the rows,
+      // the rows that thread's row-wise kernels before and after touch;
+      // else a share of the panels.
+      if (schedule.rowsOuter) {
+        if (tokenBlocks)
+          s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(p, v.to, v.tb);
+        s.fuse(p, v.to, v.tile);
+      } else {
+        if (tokenBlocks)
+          s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, p, v.tb);
+        s.fuse(v.to, p, v.tile);
+      }
       if (schedule.parallel)
-        s.parallel(v.tile);
+        s.parallel(blockTasks ? v.tb : v.tile);
     } else if (tokenBlocks) {
       s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, panels, v.tb);
       if (schedule.parallel)

@@ -75,6 +75,7 @@ struct GemmCase {
   /// about 15 s under ASan, and the case's point is target-independent).
   const char *onlyTarget = nullptr;
   int panelGroup = -1; ///< -1: the default's
+  int rowsOuter = -1;  ///< 0 or 1; -1: the default's
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.name; }
@@ -96,7 +97,8 @@ const GemmCase kCases[] = {
     {"k32_n50_head_default_schedule", 32, 50, false, "none", -1, -1},
     {"k90_n70_bias_tokens_in_place", 90, 70, true, "gelu", -1, -1, false, true, -1, -1, 0},
     // A vocabulary head (6.3 MB of weights, rows on cache lines): the
-    // default is its 1 vector x 8 rows tile (AVX-512 only).
+    // default is its tile of 8 rows, 1 vector wide where the CPU splits zmm
+    // operations, 3 elsewhere (AVX-512 only).
     {"k192_n8208_head_default_schedule", 192, 8208, false, "none", -1, -1, false, true, -1, -1, -1,
      -1, "x86-64-avx512"},
     // A bias-less sum unrolled by 4 over K - 1 = 191 steps, without token
@@ -115,7 +117,9 @@ const GemmCase kCases[] = {
     {"k300_n33_bias_blocked_token_blocks", 300, 33, true, "none", 64, 2, false, true, -1, -1, -1,
      16, "x86-64-avx2"},
     // A vocabulary head with rows off cache lines (8200 = 16 x 512 + 8): the
-    // default's 1 x 8 tile in groups of 16 panels (33 groups, the last of 1).
+    // default's 1 x 8 tile in groups of 16 panels (33 groups, the last of 1)
+    // where the CPU splits zmm operations, else 3 x 8 in groups of 10 (18
+    // groups, the last of 1).
     {"k160_n8200_head_panel_groups_default", 160, 8200, false, "none", -1, -1, false, true, -1, -1,
      -1, -1, "x86-64-avx512"},
     // Groups of 3 one-vector panels (the last group short) inside blocks of
@@ -123,6 +127,13 @@ const GemmCase kCases[] = {
     // AVX-512 takes groups in the head case above.
     {"k40_n100_bias_relu_panel_groups_token_blocks", 40, 100, true, "relu", 0, 1, false, true, 1, 4,
      -1, 16, "x86-64-avx2", 3},
+    // Row tasks in row-major order (rows_outer), inside blocks of 16 rows
+    // (T = 130: blocks in parallel; 5 and 7: one block, its (row tile,
+    // panel) pairs the tasks), and without blocks.
+    {"k40_n50_relu_rows_outer_token_blocks", 40, 50, false, "relu", 0, 1, true, true, -1, -1, -1,
+     16, "x86-64-avx512", -1, 1},
+    {"k48_n72_gelu_rows_outer", 48, 72, false, "gelu", 0, 2, true, true, -1, -1, -1, 0,
+     "x86-64-avx2", -1, 1},
 };
 
 class GemmKernelTest : public ::testing::TestWithParam<std::tuple<std::string, GemmCase>> {};
@@ -152,6 +163,8 @@ TEST_P(GemmKernelTest, MatchesDoubleGemm) {
     schedule.tokenBlock = c.tokenBlock;
   if (c.panelGroup >= 0)
     schedule.panelGroup = c.panelGroup;
+  if (c.rowsOuter >= 0)
+    schedule.rowsOuter = c.rowsOuter != 0;
   const int K = static_cast<int>(c.K), N = static_cast<int>(c.N);
 
   std::mt19937 rng(static_cast<unsigned>(K * 1000 + N));

@@ -120,15 +120,19 @@ TEST(ThreadPool, RunsIterationsOnTwoThreadsAtOnce) {
   }
 }
 
-/// Which thread ran each iteration; each takes ~20 us, so that both threads
-/// take part.
+/// Which thread ran each iteration, and in which order they started; each
+/// takes ~20 us, so that both threads take part.
 struct Runners {
   std::vector<std::thread::id> ran;
-  explicit Runners(int size) : ran(static_cast<size_t>(size)) {}
+  std::vector<int> started;
+  std::atomic<int> next{0};
+  explicit Runners(int size) : ran(static_cast<size_t>(size)), started(static_cast<size_t>(size)) {}
 };
 
 int recordRunner(void *, int i, uint8_t *closure) {
-  reinterpret_cast<Runners *>(closure)->ran[static_cast<size_t>(i)] = std::this_thread::get_id();
+  auto *runners = reinterpret_cast<Runners *>(closure);
+  runners->started[static_cast<size_t>(i)] = runners->next.fetch_add(1);
+  runners->ran[static_cast<size_t>(i)] = std::this_thread::get_id();
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
   while (std::chrono::steady_clock::now() < until) {
   }
@@ -136,11 +140,11 @@ int recordRunner(void *, int i, uint8_t *closure) {
 }
 
 TEST(ThreadPool, ClaimsIterationsInShrinkingRuns) {
-  // Each claim takes a quarter of what is left (two threads), at least one:
-  // 25 claims for 1000 iterations, however the threads interleave (a claim
-  // depends only on how many are left). The thread running the iterations
-  // changes only where a claim ends. Claimed one at a time, two threads
-  // alternate hundreds of times.
+  // Each thread claims half of what is left of its own share (500
+  // iterations: 10 claims), then a quarter of what is left of the other's,
+  // at least one. The thread running the iterations changes only where a
+  // share ends or where a run taken from another's share begins and ends.
+  // Claimed one at a time, two threads alternate hundreds of times.
   tmr::setPoolThreads(2);
   Runners runners(1000);
   ASSERT_EQ(
@@ -150,6 +154,33 @@ TEST(ThreadPool, ClaimsIterationsInShrinkingRuns) {
   for (size_t i = 1; i < runners.ran.size(); ++i)
     changes += runners.ran[i] != runners.ran[i - 1];
   EXPECT_LE(changes, 24);
+}
+
+TEST(ThreadPool, GivesEachThreadItsShareFirst) {
+  // Two threads: the caller starts at the front of the first half, the
+  // worker at the front of the second (rows a thread wrote in one loop are
+  // the rows it reads in the next); either takes the other's last
+  // iterations once its own are done. Each half takes ~10 ms: the worker
+  // starts long before the caller could reach its first iteration.
+  tmr::setPoolThreads(2);
+  Runners order(1000);
+  ASSERT_EQ(
+      tmr::poolParallelFor(nullptr, recordRunner, 0, 1000, reinterpret_cast<uint8_t *>(&order)), 0);
+  const std::thread::id caller = std::this_thread::get_id();
+  EXPECT_EQ(order.ran[0], caller);
+  EXPECT_NE(order.ran[500], caller);
+  int workerFirst = -1;
+  for (int i = 0; i < 1000; ++i)
+    if (order.ran[static_cast<size_t>(i)] != caller &&
+        (workerFirst < 0 ||
+         order.started[static_cast<size_t>(i)] < order.started[static_cast<size_t>(workerFirst)]))
+      workerFirst = i;
+  EXPECT_EQ(workerFirst, 500);
+  // Each thread's own iterations run in order, front to back.
+  for (int i = 1; i < 500; ++i)
+    if (order.ran[static_cast<size_t>(i)] == caller &&
+        order.ran[static_cast<size_t>(i - 1)] == caller)
+      EXPECT_LT(order.started[static_cast<size_t>(i - 1)], order.started[static_cast<size_t>(i)]);
 }
 
 TEST(ThreadPool, WakesWorkersThatWentToSleep) {

@@ -59,12 +59,14 @@ TEST(ScheduleFields, StrPrintsWhatItAlwaysHas) {
   EXPECT_EQ(
       s.str(),
       "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
-      "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
+      "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 rows_outer=0 "
+      "pack_tokens=1 "
       "token_block=0 panel_group=0 decode_variant=1 tokens_estimate=128 keys_at=0 stage_rows=1");
   s.gpu = true;
   EXPECT_EQ(s.str(),
             "vector_width=16 tile_cols=64 tile_rows=4 query_tile=16 key_block=0 "
-            "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 pack_tokens=1 "
+            "parallel=1 parallel_min_rows=0 k_block=0 unroll_k=1 parallel_rows=0 rows_outer=0 "
+            "pack_tokens=1 "
             "token_block=0 panel_group=0 decode_variant=1 tokens_estimate=128 keys_at=0 "
             "stage_rows=1 gpu=1 "
             "gpu_threads=256 "
@@ -186,11 +188,11 @@ TEST(ScheduleFields, ReducedPrecisionGemmsRefuseWhatTheirKernelsCannotRun) {
 TEST(ScheduleFields, TheSearchSpacesAreThoseOfTheFields) {
   // The products of the numbers of values the tuner tries per field: 2 vector
   // widths x 6 tile widths x 11 row counts x 10 K blocks x 3 unrolls x
-  // parallel rows or not x tokens packed or not x 6 panel groups for a GEMM; 3 widths x 7 query
-  // tiles x 5 key blocks x 2 x 2 for attention; 3 widths x 2 x 6 row thresholds (0, and a quarter
-  // to four times the default of 22 rows of 768) for a row-wise kernel.
+  // parallel rows or not x rows outer or not x tokens packed or not x 6 panel groups for a GEMM; 3
+  // widths x 7 query tiles x 5 key blocks x 2 x 2 for attention; 3 widths x 2 x 6 row thresholds
+  // (0, and a quarter to four times the default of 22 rows of 768) for a row-wise kernel.
   const TargetInfo avx2 = llvm::cantFail(resolveTarget("x86-64-avx2"));
-  EXPECT_EQ(tune::SearchSpace(gemm(), avx2).sizeEstimate(), 2u * 6 * 11 * 10 * 3 * 2 * 2 * 6);
+  EXPECT_EQ(tune::SearchSpace(gemm(), avx2).sizeEstimate(), 2u * 6 * 11 * 10 * 3 * 2 * 2 * 2 * 6);
   KernelDesc attention{KernelKind::attention};
   attention.heads = attention.kvHeads = 12;
   attention.headDim = 64;

@@ -133,23 +133,72 @@ TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
   EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx2()), "24 x 4 panel tasks");
 }
 
+/// The AVX-512 target of a core that splits each zmm operation in two (Zen
+/// 4) or runs it whole (Zen 5, Intel's server cores), whichever this
+/// machine is.
+TargetInfo avx512Splitting(bool splitsZmm) {
+  TargetInfo target = avx512();
+  target.splitsZmm = splitsZmm;
+  return target;
+}
+
+TEST(Schedule, LayersOfFewPanelsTakeRowMajorRowTasks) {
+  // AVX-512 f32 layers of 8 panels or fewer, without a bias: (panel, row
+  // tile) tasks, row by row, so that each thread's share is a share of the
+  // rows; wider layers, biased ones and other precisions keep panel tasks.
+  auto unbiased = [](int64_t K, int64_t N) {
+    KernelDesc k = linear(K, N);
+    k.hasBias = false;
+    return k;
+  };
+  auto tasksOf = [](const KernelDesc &k) {
+    Schedule s = defaultSchedule(k, avx512());
+    return std::to_string(s.tileCols) + (s.parallelRows ? " row tasks" : " panel tasks") +
+           (s.rowsOuter ? ", rows outer" : "");
+  };
+  EXPECT_EQ(tasksOf(unbiased(320, 320)), "64 row tasks, rows outer"); // 5 panels
+  EXPECT_EQ(tasksOf(unbiased(864, 320)), "64 row tasks, rows outer");
+  EXPECT_EQ(tasksOf(unbiased(128, 128)), "64 row tasks, rows outer"); // 2 panels
+  EXPECT_EQ(tasksOf(unbiased(512, 512)), "64 row tasks, rows outer"); // 8 panels
+  EXPECT_EQ(tasksOf(unbiased(320, 1728)), "48 panel tasks");          // 36 panels
+  EXPECT_EQ(tasksOf(unbiased(768, 768)), "48 panel tasks");           // 16 panels
+  EXPECT_EQ(tasksOf(linear(320, 320)), "64 panel tasks");
+  KernelDesc q4 = unbiased(320, 320);
+  q4.precision = "q4";
+  EXPECT_FALSE(defaultSchedule(q4, avx512()).parallelRows);
+  EXPECT_FALSE(defaultSchedule(unbiased(320, 320), llvm::cantFail(resolveTarget("x86-64-avx2")))
+                   .parallelRows);
+}
+
 TEST(Schedule, VocabularyHeadsTakeOneVectorByEightRowsInPanelGroups) {
   // AVX-512 f32 GEMMs whose weights stream from memory (more than 4 MiB),
-  // 8192 features wide or more, of K 768 or less: 1 vector x 8 rows, each
-  // row tile through a group of up to 16 panels holding up to 256 KiB of
-  // weights (Schedule.cpp says why).
+  // 8192 features wide or more, of K 768 or less: on a core that splits
+  // zmm operations, 1 vector x 8 rows, each row tile through a group of up
+  // to 16 panels holding up to 256 KiB of weights (Schedule.cpp says why).
   auto tileOf = [](const KernelDesc &k, const TargetInfo &target) {
     Schedule s = defaultSchedule(k, target);
     return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows) + " in groups of " +
            std::to_string(s.panelGroup);
   };
-  EXPECT_EQ(tileOf(linear(128, 32000), avx512()), "16 x 8 in groups of 16");
-  EXPECT_EQ(tileOf(linear(160, 16384), avx512()), "16 x 8 in groups of 16");
-  EXPECT_EQ(tileOf(linear(192, 8208), avx512()), "16 x 8 in groups of 16");  // 6.3 MB
-  EXPECT_EQ(tileOf(linear(256, 50257), avx512()), "16 x 8 in groups of 16"); // rows off lines
-  EXPECT_EQ(tileOf(linear(320, 32000), avx512()), "16 x 8 in groups of 12"); // 20 KiB panels
-  EXPECT_EQ(tileOf(linear(512, 32008), avx512()), "16 x 8 in groups of 8");
-  EXPECT_EQ(tileOf(linear(768, 50257), avx512()), "16 x 8 in groups of 5"); // GPT-2's head
+  const TargetInfo zen4 = avx512Splitting(true);
+  EXPECT_EQ(tileOf(linear(128, 32000), zen4), "16 x 8 in groups of 16");
+  EXPECT_EQ(tileOf(linear(160, 16384), zen4), "16 x 8 in groups of 16");
+  EXPECT_EQ(tileOf(linear(192, 8208), zen4), "16 x 8 in groups of 16");  // 6.3 MB
+  EXPECT_EQ(tileOf(linear(256, 50257), zen4), "16 x 8 in groups of 16"); // rows off lines
+  EXPECT_EQ(tileOf(linear(320, 32000), zen4), "16 x 8 in groups of 12"); // 20 KiB panels
+  EXPECT_EQ(tileOf(linear(512, 32008), zen4), "16 x 8 in groups of 8");
+  EXPECT_EQ(tileOf(linear(768, 50257), zen4), "16 x 8 in groups of 5"); // GPT-2's head
+  // Full-width cores: 3 vectors x 8 rows, groups of the same bytes (none
+  // where a group would hold one panel).
+  const TargetInfo zen5 = avx512Splitting(false);
+  EXPECT_EQ(tileOf(linear(128, 32000), zen5), "48 x 8 in groups of 10");
+  EXPECT_EQ(tileOf(linear(256, 50257), zen5), "48 x 8 in groups of 5");
+  EXPECT_EQ(tileOf(linear(320, 32000), zen5), "48 x 8 in groups of 4");
+  EXPECT_EQ(tileOf(linear(512, 32008), zen5), "48 x 8 in groups of 2");
+  EXPECT_EQ(tileOf(linear(768, 50257), zen5), "48 x 8 in groups of 0");
+  EXPECT_EQ(llvm::toString(
+                validSchedule(linear(320, 32000), zen5, defaultSchedule(linear(320, 32000), zen5))),
+            "");
   // Not: weights of 4 MiB or less (they stay in cache: blocks of tokens
   // instead), narrower than a vocabulary (GPT-2's FFN: 9.4 MB), K past the
   // measured range, AVX2, reduced precision.
@@ -160,14 +209,14 @@ TEST(Schedule, VocabularyHeadsTakeOneVectorByEightRowsInPanelGroups) {
   KernelDesc bf16 = linear(128, 32000);
   bf16.precision = "bf16";
   EXPECT_EQ(tileOf(bf16, avx512()), "32 x 12 in groups of 0");
-  Schedule head = defaultSchedule(linear(128, 32000), avx512());
+  Schedule head = defaultSchedule(linear(128, 32000), zen4);
   EXPECT_EQ(head.tokenBlock, 0);
   EXPECT_TRUE(head.packTokens);
-  EXPECT_EQ(llvm::toString(validSchedule(linear(128, 32000), avx512(), head)), "");
+  EXPECT_EQ(llvm::toString(validSchedule(linear(128, 32000), zen4, head)), "");
   // The tuner's canonical form: no groups where the lowering takes none
   // (K blocked, row tasks).
   const KernelDesc narrowHead = linear(128, 32000);
-  const TargetInfo target = avx512();
+  const TargetInfo target = zen4;
   SearchSpace space(narrowHead, target);
   Schedule blocked = head;
   blocked.kBlock = 64;
