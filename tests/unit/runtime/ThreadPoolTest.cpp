@@ -121,7 +121,8 @@ TEST(ThreadPool, RunsIterationsOnTwoThreadsAtOnce) {
 }
 
 /// Which thread ran each iteration, and in which order they started; each
-/// takes ~20 us, so that both threads take part.
+/// takes ~50 us, so that both threads take part (a loop of 1000 keeps a
+/// thread busy for 25 ms or more, longer than a worker takes to wake).
 struct Runners {
   std::vector<std::thread::id> ran;
   std::vector<int> started;
@@ -133,7 +134,7 @@ int recordRunner(void *, int i, uint8_t *closure) {
   auto *runners = reinterpret_cast<Runners *>(closure);
   runners->started[static_cast<size_t>(i)] = runners->next.fetch_add(1);
   runners->ran[static_cast<size_t>(i)] = std::this_thread::get_id();
-  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
   while (std::chrono::steady_clock::now() < until) {
   }
   return 0;
@@ -160,7 +161,7 @@ TEST(ThreadPool, GivesEachThreadItsShareFirst) {
   // Two threads: the caller starts at the front of the first half, the
   // worker at the front of the second (rows a thread wrote in one loop are
   // the rows it reads in the next); either takes the other's last
-  // iterations once its own are done. Each half takes ~10 ms: the worker
+  // iterations once its own are done. Each half takes ~25 ms: the worker
   // starts long before the caller could reach its first iteration.
   tmr::setPoolThreads(2);
   Runners order(1000);
