@@ -7,11 +7,6 @@
 #include "Halide.h"
 
 #include <cstdlib>
-#include <cstring>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 namespace tmc {
 
@@ -146,21 +141,9 @@ bool hostSplitsZmm() {
     if (const char *flag = std::getenv("TMC_SPLIT_ZMM"); flag && flag[0])
       return flag[0] == '1';
 #if defined(__x86_64__)
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
-      return false;
-    char vendor[13] = {};
-    std::memcpy(vendor, &ebx, 4);
-    std::memcpy(vendor + 4, &edx, 4);
-    std::memcpy(vendor + 8, &ecx, 4);
-    if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-      return false;
-    // The family: the base field, plus the extended field when the base is 0xF.
-    unsigned family = (eax >> 8) & 0xF;
-    if (family == 0xF)
-      family += (eax >> 20) & 0xFF;
+    // libgcc's CPU model: the type is AMDFAM19H for the whole family.
     __builtin_cpu_init();
-    return family == 0x19 && __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_is("amdfam19h") && __builtin_cpu_supports("avx512f");
 #else
     return false;
 #endif

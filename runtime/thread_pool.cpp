@@ -119,33 +119,29 @@ struct Loop {
   }
 
   /// Runs iterations until none is left: its own share's from the front,
-  /// then others' from the back (claim sizes: kClaimShare). A failed
-  /// compare-and-swap reloads `r`; a successful one is followed by a load.
+  /// then others' from the back.
   void work(int self) {
-    if (self < threads) {
-      Share &own = shares[self];
-      for (uint64_t r = own.range.load(std::memory_order_acquire);;) {
-        uint32_t front = Share::front(r), back = Share::back(r);
-        if (front >= back)
-          break;
-        uint32_t count = std::max<uint32_t>(1, (back - front) / kClaimShare);
-        if (own.range.compare_exchange_weak(r, Share::pack(front + count, back))) {
-          run(front, count);
-          r = own.range.load(std::memory_order_acquire);
-        }
-      }
-    }
-    for (int step = 1; step <= threads; ++step) {
-      Share &other = shares[(self + step) % threads];
-      for (uint64_t r = other.range.load(std::memory_order_acquire);;) {
-        uint32_t front = Share::front(r), back = Share::back(r);
-        if (front >= back)
-          break;
-        uint32_t count = std::max<uint32_t>(1, (back - front) / (kClaimShare * 2));
-        if (other.range.compare_exchange_weak(r, Share::pack(front, back - count))) {
-          run(back - count, count);
-          r = other.range.load(std::memory_order_acquire);
-        }
+    if (self < threads)
+      drain(shares[self], /*fromFront=*/true);
+    for (int step = 1; step <= threads; ++step)
+      drain(shares[(self + step) % threads], /*fromFront=*/false);
+  }
+
+  /// Claims runs of `share` and runs them until it is empty: from its front
+  /// (its owner: 1 / kClaimShare of what is left) or back (another thread:
+  /// half that). A failed compare-and-swap reloads `r`.
+  void drain(Share &share, bool fromFront) {
+    const uint32_t divisor = fromFront ? kClaimShare : 2 * kClaimShare;
+    for (uint64_t r = share.range.load(std::memory_order_acquire);;) {
+      uint32_t front = Share::front(r), back = Share::back(r);
+      if (front >= back)
+        return;
+      uint32_t count = std::max<uint32_t>(1, (back - front) / divisor);
+      uint32_t first = fromFront ? front : back - count;
+      uint64_t rest = fromFront ? Share::pack(front + count, back) : Share::pack(front, first);
+      if (share.range.compare_exchange_weak(r, rest)) {
+        run(first, count);
+        r = share.range.load(std::memory_order_acquire);
       }
     }
   }

@@ -477,6 +477,13 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
   // rows are off cache lines (Schedule.cpp has the measurements).
   const bool panelGroups = schedule.panelGroup > 1 && !rowTasks && !blocked;
   const Var &panels = panelGroups ? v.pg : p; // the outer loop over panels
+  // Row tasks are (panel, row tile) pairs, fused in this order, inner first.
+  // The pool gives each thread a contiguous share of the tasks first
+  // (runtime/thread_pool.cpp): with rows outer, a share of the rows, the
+  // rows that thread's row-wise kernels before and after touch; else a
+  // share of the panels.
+  const Var &taskInner = schedule.rowsOuter ? p : v.to;
+  const Var &taskOuter = schedule.rowsOuter ? v.to : p;
   const TailStrategy guard = TailStrategy::GuardWithIf;
   out.split(n, p, j, P, guard).split(j, v.nv, v.nl, storeWidth, guard);
   auto scheduleOut = [&](Stage s, int rows, bool blockTasks) {
@@ -484,25 +491,15 @@ LoweredKernel buildGemm(const KernelDesc &kernel, const Schedule &schedule, bool
     if (panelGroups)
       s.split(p, v.pg, v.pi, schedule.panelGroup, guard)
           .reorder(v.nl, v.nv, v.ti, v.pi, v.to, v.pg);
-    else if (rowTasks && schedule.rowsOuter)
-      s.reorder(v.nl, v.nv, v.ti, p, v.to);
+    else if (rowTasks)
+      s.reorder(v.nl, v.nv, v.ti, taskInner, taskOuter);
     else
       s.reorder(v.nl, v.nv, v.ti, v.to, p);
     s.vectorize(v.nl).unroll(v.nv);
     if (rowTasks) {
-      // The pool gives each thread a contiguous share of the tasks first
-      // (runtime/thread_pool.cpp): with rows outer, a share of the rows,
-      // the rows that thread's row-wise kernels before and after touch;
-      // else a share of the panels.
-      if (schedule.rowsOuter) {
-        if (tokenBlocks)
-          s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(p, v.to, v.tb);
-        s.fuse(p, v.to, v.tile);
-      } else {
-        if (tokenBlocks)
-          s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(v.to, p, v.tb);
-        s.fuse(v.to, p, v.tile);
-      }
+      if (tokenBlocks)
+        s.split(v.to, v.tb, v.to, blockTiles, guard).reorder(taskInner, taskOuter, v.tb);
+      s.fuse(taskInner, taskOuter, v.tile);
       if (schedule.parallel)
         s.parallel(blockTasks ? v.tb : v.tile);
     } else if (tokenBlocks) {
