@@ -56,6 +56,16 @@ def random_keys(term, max_seq, row):
     return keys
 
 
+# The last few mask matrices, keyed by their arguments: a layer's mask is the
+# same for the explicit forward, the torch.nn one and its check (a 4k-token
+# spec built each 4096 x 4096 matrix 27 times, a third of its parity test).
+# Callers only read them. Up to 16 Mi entries each (16 MiB of bools): larger
+# ones (the benchmarks' 16k-token references) are built every time.
+_MASK_MATRICES = {}
+_MASK_MATRICES_KEPT = 8
+_MASK_MATRIX_CACHED_MAX = 1 << 24
+
+
 def mask_matrix(terms, decoder, max_seq, rows, keys, length):
     """Bool [len(rows), keys]: may query position rows[a] see key position b?
 
@@ -63,6 +73,17 @@ def mask_matrix(terms, decoder, max_seq, rows, keys, length):
     (everything when there are none of them); causal and padding restrict.
     `length`: keys at or past it are padding (hidden by a padding term)."""
     rows = list(rows)
+    if len(rows) * keys > _MASK_MATRIX_CACHED_MAX:
+        return _build_mask_matrix(terms, decoder, max_seq, rows, keys, length)
+    key = (repr(terms), decoder, max_seq, tuple(rows), keys, length)
+    if key not in _MASK_MATRICES:
+        if len(_MASK_MATRICES) >= _MASK_MATRICES_KEPT:
+            del _MASK_MATRICES[next(iter(_MASK_MATRICES))]
+        _MASK_MATRICES[key] = _build_mask_matrix(terms, decoder, max_seq, rows, keys, length)
+    return _MASK_MATRICES[key]
+
+
+def _build_mask_matrix(terms, decoder, max_seq, rows, keys, length):
     i = torch.tensor(rows, dtype=torch.long).unsqueeze(1)
     j = torch.arange(keys, dtype=torch.long).unsqueeze(0)
     kinds = [t["kind"] for t in terms]
@@ -490,14 +511,16 @@ class Model:
         group = heads // kvh
         k = k.repeat_interleave(group, dim=1)  # query head h reads kv head h // group
         v = v.repeat_interleave(group, dim=1)
-        scores = torch.einsum("ihd,jhd->hij", q, k) / math.sqrt(hd)
+        # In place where autograd allows (explain's backward pass needs the
+        # softmax's own output): each [heads, T, T] temporary of a 4k-token
+        # spec is 256 MiB of fresh pages.
+        scores = torch.einsum("ihd,jhd->hij", q, k).div_(math.sqrt(hd))
         if not cross and not linformer and self.position["kind"] == "alibi":
-            scores = scores + self.alibi_bias(heads, positions, keys, decoder)
-        scores = scores.masked_fill(~allowed.unsqueeze(0), float("-inf"))
+            scores.add_(self.alibi_bias(heads, positions, keys, decoder))
+        scores.masked_fill_(~allowed.unsqueeze(0), float("-inf"))
         probs = torch.softmax(scores, dim=-1)
         # A query that may see no key reads nothing (zeros, never NaN).
-        probs = torch.where(allowed.any(dim=-1).unsqueeze(0).unsqueeze(-1), probs,
-                            torch.zeros_like(probs))
+        probs = torch.where(allowed.any(dim=-1).unsqueeze(0).unsqueeze(-1), probs, 0.0)
         context = torch.einsum("hij,jhd->ihd", probs, v).reshape(len(positions), heads * hd)
         return self.linear(context, prefix + ".o", bias, precision)
 
