@@ -104,7 +104,6 @@ struct Loop {
   std::atomic<int> result{0};
 
   void share() {
-    threads = std::min(threads, kMaxShares);
     for (int i = 0; i < threads; ++i)
       shares[i].range.store(Share::pack(static_cast<uint32_t>(int64_t(size) * i / threads),
                                         static_cast<uint32_t>(int64_t(size) * (i + 1) / threads)),
@@ -183,7 +182,8 @@ public:
     loop.closure = closure;
     loop.min = min;
     loop.size = size;
-    loop.threads = wanted.load();
+    // Threads past kMaxShares own no share; they take from the others'.
+    loop.threads = std::min(wanted.load(), kMaxShares);
     loop.share();
     current.store(&loop);
     generation.fetch_add(1);
