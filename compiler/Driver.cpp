@@ -342,7 +342,8 @@ llvm::Error CompileJob::compileKernels(const PlannedModel &model) {
   if (options.explain && !options.kernelCache.empty() && request.compileObjects)
     llvm::errs() << "tmc: kernel cache '" << options.kernelCache << "': " << kernels->cachedObjects
                  << " of " << kernels->cachedObjects + kernels->compiledObjects
-                 << " objects reused, " << kernels->compiledObjects << " compiled\n";
+                 << " objects reused, " << kernels->compiledObjects << " compiled; "
+                 << kernels->unloweredObjects << " found without lowering their kernels\n";
   for (auto [stage, text, dumpName] :
        {std::tuple{Stage::Halide, &kernels->halideText, dumpFileName(Stage::Halide)},
         std::tuple{Stage::Stmt, &kernels->stmtText, dumpFileName(Stage::Stmt)},

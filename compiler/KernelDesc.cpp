@@ -12,6 +12,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,57 @@ std::string maskName(const MaskDesc &m) {
 std::string KernelDesc::name() const { return formatName(/*legacy=*/false); }
 
 std::string KernelDesc::legacyName() const { return formatName(/*legacy=*/true); }
+
+std::string KernelDesc::fingerprint() const {
+  // A field added to KernelDesc or MaskDesc must be printed below: the
+  // kernel cache would otherwise reuse one kernel's object for another.
+  static_assert(sizeof(KernelDesc) == 368 && sizeof(MaskDesc) == 80,
+                "a KernelDesc or MaskDesc field was added: print it in fingerprint()");
+  std::string out;
+  auto put = [&](const char *key, const std::string &value) {
+    out.append(key).append("=").append(value).append("\n");
+  };
+  auto exact = [](double value) {
+    return llvm::formatv("{0:x}", std::bit_cast<uint64_t>(value)).str();
+  };
+  put("kind", std::to_string(static_cast<int>(kind)));
+  put("width", std::to_string(width));
+  put("in_width", std::to_string(inWidth));
+  put("table_rows", std::to_string(tableRows));
+  put("position_rows", std::to_string(positionRows));
+  put("heads", std::to_string(heads));
+  put("kv_heads", std::to_string(kvHeads));
+  put("head_dim", std::to_string(headDim));
+  put("scale", exact(scale));
+  put("eps", exact(eps));
+  put("theta", exact(theta));
+  put("position", position);
+  put("activation", activation);
+  put("variant", variant);
+  put("has_bias", std::to_string(hasBias));
+  put("has_residual", std::to_string(hasResidual));
+  put("rope_columns", std::to_string(ropeColumns));
+  put("has_length", std::to_string(hasLength));
+  put("precision", precision);
+  put("kv_precision", kvPrecision);
+  put("window_keys", std::to_string(windowKeys));
+  put("decode_variant", std::to_string(decodeVariant));
+  put("mask.causal", std::to_string(mask.causal));
+  put("mask.padding", std::to_string(mask.padding));
+  put("mask.decoder", std::to_string(mask.decoder));
+  put("mask.alibi", std::to_string(mask.alibi));
+  put("mask.window", std::to_string(mask.window));
+  put("mask.dilated", std::to_string(mask.dilated));
+  put("mask.dilation", std::to_string(mask.dilation));
+  std::string globals;
+  for (int64_t g : mask.globals)
+    globals += std::to_string(g) + ",";
+  put("mask.globals", globals);
+  put("mask.random_per_row", std::to_string(mask.randomPerRow));
+  put("mask.random_seed", std::to_string(mask.randomSeed));
+  put("mask.max_seq", std::to_string(mask.maxSeq));
+  return out;
+}
 
 std::string KernelDesc::symbol() const {
   std::string text = name();

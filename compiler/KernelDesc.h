@@ -103,6 +103,11 @@ struct KernelDesc {
   /// numbers as `9p9999999999999995em07`, every scale spelled out): tuning
   /// databases written then are recognised and reported stale, never misread.
   std::string legacyName() const;
+  /// Every field, exactly (numbers in full, doubles as their bits), one
+  /// `key=value` a line: what the kernel cache keys a compile job on before
+  /// lowering it (KernelCompiler.cpp). Unlike name(), nothing is hashed,
+  /// shortened or left out, so two kernels print alike only if they are alike.
+  std::string fingerprint() const;
 
 private:
   std::string formatName(bool legacy) const;

@@ -25,6 +25,15 @@ std::string Schedule::str() const {
   return out;
 }
 
+std::string Schedule::fingerprint() const {
+  // A field added to Schedule must be in the field table, which this prints.
+  static_assert(sizeof(Schedule) == 80, "a Schedule field was added: add it to ScheduleFields.cpp");
+  std::string out;
+  for (const ScheduleField &field : scheduleFields())
+    out.append(field.key).append("=").append(std::to_string(field.get(*this))).append("\n");
+  return out;
+}
+
 bool gpuSchedulesOnHost() {
   static const bool onHost = [] {
     const char *flag = std::getenv("TMC_GPU_SCHEDULE_ON_HOST");

@@ -95,6 +95,10 @@ struct Schedule {
   /// (ScheduleFields.h), as shown by --emit=halide and stored by the tuner;
   /// gpu=1 and the gpu_* keys appear only in GPU schedules.
   std::string str() const;
+  /// Every field of the table (ScheduleFields.h), printed in str() or not
+  /// (algorithm_only, the GPU's in a CPU schedule): with
+  /// KernelDesc::fingerprint, what a compile job is keyed on before lowering.
+  std::string fingerprint() const;
 
   bool operator==(const Schedule &) const = default;
 };

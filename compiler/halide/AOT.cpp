@@ -146,8 +146,10 @@ private:
 template <typename Compile>
 void compileThroughCache(const ObjectCache &cache, const std::function<std::string()> &key,
                          const std::string &objectPath, const std::string &guardedPath,
-                         bool *cacheHit, Compile &&compile) {
+                         bool *cacheHit, std::string *keyOut, Compile &&compile) {
   std::string entry = cache.enabled() ? key() : std::string();
+  if (keyOut)
+    *keyOut = entry;
   bool hit = cache.fetch(entry, objectPath);
   if (cacheHit)
     *cacheHit = hit;
@@ -192,7 +194,7 @@ llvm::Error compileKernel(const LoweredKernel &kernel, const std::string &functi
     compileThroughCache(
         cache, [&] { return objectKey(module); }, outputs.object,
         files.begin() != files.end() ? files.begin()->second : functionName, outputs.cacheHit,
-        [&] { module.compile(files); });
+        outputs.objectKey, [&] { module.compile(files); });
   });
 }
 
@@ -202,7 +204,7 @@ llvm::Error compileRuntime(const TargetInfo &target, const std::string &objectPa
     Target halideTarget(target.halideTarget);
     compileThroughCache(
         ObjectCache(cacheDir), [&] { return runtimeKey(halideTarget); }, objectPath, objectPath,
-        cacheHit, [&] { compile_standalone_runtime(objectPath, halideTarget); });
+        cacheHit, nullptr, [&] { compile_standalone_runtime(objectPath, halideTarget); });
   });
 }
 

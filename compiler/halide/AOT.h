@@ -20,6 +20,8 @@ struct KernelOutputs {
   std::string cacheDir;
   /// Set to whether the object came from that cache.
   bool *cacheHit = nullptr;
+  /// Set to the object's key in that cache (empty where it is not cached).
+  std::string *objectKey = nullptr;
 };
 
 /// AOT-compiles `kernel` as the C function `functionName`. Halide's errors

@@ -58,6 +58,7 @@ struct KernelJob {
   Schedule schedule;
   TargetInfo variant;
   Lower lower = nullptr;
+  const char *lowering = ""; ///< which `lower` (the job key names it)
 };
 
 /// The jobs of one concrete target: jobs[previous section's end, end).
@@ -86,22 +87,24 @@ std::vector<KernelJob> planJobs(const KernelPlan &plan, const TargetInfo &target
       const TargetInfo kernelVariant =
           kernel.usesDotProducts() ? variant : withoutDotProducts(variant);
       jobs.push_back({name, &kernel, schedule, kernelVariant,
-                      linear ? halide::lowerPackedLinear : halide::lowerKernel});
+                      linear ? halide::lowerPackedLinear : halide::lowerKernel,
+                      linear ? "packed_linear" : "kernel"});
       // The decoding step's own variant (T == 1), where the kernel has one.
       if (std::string decode = decodeKernelSuffix(kernel, schedule); !decode.empty())
         jobs.push_back({name + decode, &kernel, decodeKernelSchedule(kernel, schedule),
-                        kernelVariant, jobs.back().lower});
+                        kernelVariant, jobs.back().lower, jobs.back().lowering});
       // A batched decoding step's, one sequence per task (ExecutorGen.cpp).
       if (std::string rows = decodeRowsKernelSuffix(kernel, schedule); !rows.empty())
         jobs.push_back({name + rows, &kernel, decodeRowsAttentionSchedule(schedule), kernelVariant,
-                        jobs.back().lower});
+                        jobs.back().lower, jobs.back().lowering});
       if (linear)
         jobs.push_back({"tmk_pack_" + kernel.symbol() + suffix, &kernel, schedule,
-                        withoutDotProducts(variant), halide::lowerPackWeight});
+                        withoutDotProducts(variant), halide::lowerPackWeight, "pack_weight"});
       // int8 and q4 weights may come pre-quantized (`tmc quantize`).
       if (linear && kernel.quantized())
         jobs.push_back({"tmk_pack_" + kernel.symbol() + suffix + "_quantized", &kernel, schedule,
-                        withoutDotProducts(variant), halide::lowerPackQuantizedWeight});
+                        withoutDotProducts(variant), halide::lowerPackQuantizedWeight,
+                        "pack_quantized_weight"});
     }
     sections->push_back(
         {std::string(multi ? "\n" : "") + "// target: " + variant.halideTarget + "\n",
@@ -119,6 +122,31 @@ struct JobFiles {
         device(base + ".ptx"), cached(base + ".cached"), error(base + ".error") {}
   std::string object, halide, stmt, assembly, device, cached, error;
 };
+
+/// Everything a kernel job's lowering and object depend on in a given tmc
+/// process (the rest is jobKey's): its function name, which lowering, the
+/// concrete target, and every field of its kernel and schedule.
+std::string describeJob(const KernelJob &job) {
+  const TargetInfo &t = job.variant;
+  std::ostringstream os;
+  os << "function " << job.name << "\nlowering " << job.lowering << "\ntarget " << t.name << " "
+     << t.halideTarget << " isa " << static_cast<int>(t.isa) << " vector " << t.vectorWidth
+     << " registers " << t.vectorRegisters << " cross " << t.crossTriple << " dot " << t.dotProducts
+     << " split_zmm " << t.splitsZmm << " native " << t.native << " gpu " << t.gpu << " cuda "
+     << t.cudaCapability << "\nkernel\n"
+     << job.kernel->fingerprint() << "schedule\n"
+     << job.schedule.fingerprint();
+  return os.str();
+}
+
+/// The kernel cache's key of `job` before lowering (ObjectCache.h, jobKey);
+/// empty where the job's outputs are not a lone cached object.
+std::string jobCacheKey(const KernelJob &job, const KernelBuildRequest &request) {
+  if (!job.kernel || request.kernelCache.empty() || request.wantStmt || request.wantAssembly ||
+      request.wantDevice)
+    return "";
+  return halide::jobKey(describeJob(job));
+}
 
 /// Lowers a kernel job to its Halide pipeline; what the lowering threw is
 /// the error, naming the job.
@@ -143,7 +171,8 @@ llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
     llvm::Expected<halide::LoweredKernel> lowered = lowerJob(job);
     if (!lowered)
       return lowered.takeError();
-    std::ofstream(files.halide) << halide::describeKernel(job.name, *lowered, job.schedule);
+    std::string halideText = halide::describeKernel(job.name, *lowered, job.schedule);
+    std::ofstream(files.halide) << halideText;
     halide::KernelOutputs outputs;
     outputs.object = files.object;
     if (request.wantStmt)
@@ -155,14 +184,37 @@ llvm::Error runJob(const KernelJob &job, const KernelBuildRequest &request,
       outputs.deviceCode = &deviceCode;
     outputs.cacheDir = request.kernelCache;
     outputs.cacheHit = &cacheHit;
+    std::string objectKey;
+    outputs.objectKey = &objectKey;
     if (llvm::Error error = halide::compileKernel(*lowered, job.name, job.variant, outputs))
       return withContext(std::move(error), "Halide failed to compile kernel " + job.name);
+    // The next compile of this job finds its object without lowering.
+    if (std::string key = jobCacheKey(job, request); !key.empty() && !objectKey.empty())
+      halide::ObjectCache(request.kernelCache).storeJob(key, objectKey, halideText);
     if (!deviceCode.empty())
       std::ofstream(files.device) << deviceCode;
   }
   if (cacheHit)
     std::ofstream(files.cached) << "hit\n";
   return llvm::Error::success();
+}
+
+/// Finishes `job` from the kernel cache without lowering it, where its job
+/// key has an entry whose object is still there: the object, its `halide`
+/// text and the mark that it was cached, as its child would have left them.
+bool reuseJob(const KernelJob &job, const KernelBuildRequest &request, const JobFiles &files) {
+  std::string key = jobCacheKey(job, request);
+  if (key.empty())
+    return false;
+  for (const std::string &path : {files.object, files.cached, files.error})
+    std::remove(path.c_str());
+  halide::ObjectCache cache(request.kernelCache);
+  std::string objectKey, halideText;
+  if (!cache.fetchJob(key, objectKey, halideText) || !cache.fetch(objectKey, files.object))
+    return false;
+  std::ofstream(files.halide) << halideText;
+  std::ofstream(files.cached) << "hit\n";
+  return true;
 }
 
 pid_t startJob(const KernelJob &job, const KernelBuildRequest &request, const TargetInfo &target,
@@ -218,7 +270,7 @@ llvm::Error jobError(const KernelJob &job, const JobFiles &files, int status) {
 /// job starts and the running ones are stopped; the error is that of the
 /// first job, in job order, that failed by itself.
 llvm::Error runJobs(const std::vector<KernelJob> &jobs, const KernelBuildRequest &request,
-                    const TargetInfo &target, int parallel) {
+                    const TargetInfo &target, int parallel, int *reused) {
   std::vector<JobFiles> files;
   for (const KernelJob &job : jobs)
     files.emplace_back(request.workDir + "/" + job.name);
@@ -229,6 +281,11 @@ llvm::Error runJobs(const std::vector<KernelJob> &jobs, const KernelBuildRequest
   bool failed = false;
   while ((!failed && next < jobs.size()) || !running.empty()) {
     while (!failed && next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+      if (reuseJob(jobs[next], request, files[next])) {
+        ++*reused;
+        ++next;
+        continue;
+      }
       pid_t pid = startJob(jobs[next], request, target, files[next]);
       if (pid < 0) {
         if (running.empty())
@@ -238,6 +295,8 @@ llvm::Error runJobs(const std::vector<KernelJob> &jobs, const KernelBuildRequest
       }
       running[pid] = next++;
     }
+    if (running.empty())
+      continue; // every job left was reused
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -310,7 +369,7 @@ llvm::Expected<KernelBuildResult> buildKernels(const KernelPlan &plan, const Tar
   KernelBuildRequest jobRequest = request;
   if (!jobRequest.kernelCache.empty() && !halide::ObjectCache(jobRequest.kernelCache).writable())
     jobRequest.kernelCache.clear();
-  if (llvm::Error error = runJobs(jobs, jobRequest, target, parallel))
+  if (llvm::Error error = runJobs(jobs, jobRequest, target, parallel, &result.unloweredObjects))
     return std::move(error);
 
   size_t job = 0;

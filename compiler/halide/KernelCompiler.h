@@ -37,6 +37,9 @@ struct KernelBuildResult {
   std::vector<std::string> objects; ///< kernel objects, then the Halide runtime object
   int cachedObjects = 0;            ///< of `objects`, copied from the kernel cache
   int compiledObjects = 0;          ///< of `objects`, written by Halide
+  /// Of the cached objects, those found by their job's key (ObjectCache.h,
+  /// jobKey), without lowering their kernels.
+  int unloweredObjects = 0;
 };
 
 /// The CPUs this process may run on (its affinity mask): the default of

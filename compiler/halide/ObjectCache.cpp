@@ -8,8 +8,10 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
+#include <vector>
+
+extern char **environ;
 
 namespace tmc::halide {
 
@@ -220,6 +225,31 @@ std::string runtimeKey(const Halide::Target &target) {
   return hashText("runtime", [&](std::ostream &os) { os << target.to_string() << "\n"; });
 }
 
+std::string jobKey(const std::string &description) {
+  static const std::string process = [] {
+    std::string text;
+    struct stat st {};
+    if (::stat("/proc/self/exe", &st) == 0)
+      text += "lowered by " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+              std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+              std::to_string(st.st_mtim.tv_nsec) + "\n";
+    // Every TMC_ and HL_ variable (TMC_GPU_SCHEDULE_ON_HOST changes the
+    // lowering itself; HL_ ones, Halide's), but the cache's own directory.
+    std::vector<std::string> variables;
+    for (char **each = environ; *each; ++each) {
+      llvm::StringRef variable(*each);
+      if ((variable.starts_with("TMC_") || variable.starts_with("HL_")) &&
+          !variable.starts_with("TMC_KERNEL_CACHE="))
+        variables.push_back(variable.str());
+    }
+    std::sort(variables.begin(), variables.end());
+    for (const std::string &variable : variables)
+      text += variable + "\n";
+    return text;
+  }();
+  return hashText("job", [&](std::ostream &os) { os << process << description; });
+}
+
 bool ObjectCache::writable() const {
   if (std::error_code ec = llvm::sys::fs::create_directories(directory)) {
     warnOnce("kernel cache '" + directory + "': cannot create it: " + ec.message() +
@@ -239,9 +269,9 @@ bool ObjectCache::writable() const {
   return true;
 }
 
-std::string ObjectCache::entryPath(const std::string &key) const {
+std::string ObjectCache::entryPath(const std::string &key, const char *suffix) const {
   // Two-digit subdirectories, as git's objects: no directory grows huge.
-  return directory + "/" + key.substr(0, 2) + "/" + key.substr(2) + ".o";
+  return directory + "/" + key.substr(0, 2) + "/" + key.substr(2) + suffix;
 }
 
 bool ObjectCache::fetch(const std::string &key, const std::string &objectPath) const {
@@ -259,9 +289,45 @@ bool ObjectCache::fetch(const std::string &key, const std::string &objectPath) c
 }
 
 void ObjectCache::store(const std::string &key, const std::string &objectPath) const {
+  storeWith(key, ".o",
+            [&](const std::string &temp) { return llvm::sys::fs::copy_file(objectPath, temp); });
+}
+
+bool ObjectCache::fetchJob(const std::string &key, std::string &objectKey,
+                           std::string &halideText) const {
+  if (!enabled())
+    return false;
+  auto buffer = llvm::MemoryBuffer::getFile(entryPath(key, ".job"));
+  if (!buffer)
+    return false;
+  auto [first, rest] = (*buffer)->getBuffer().split('\n');
+  if (first.size() != 64 || !llvm::all_of(first, llvm::isHexDigit))
+    return false;
+  objectKey = first.str();
+  halideText = rest.str();
+  return true;
+}
+
+void ObjectCache::storeJob(const std::string &key, const std::string &objectKey,
+                           const std::string &halideText) const {
+  storeWith(key, ".job", [&](const std::string &temp) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (!ec) {
+      os << objectKey << "\n" << halideText;
+      os.close();
+      ec = os.error();
+    }
+    return ec;
+  });
+}
+
+void ObjectCache::storeWith(
+    const std::string &key, const char *suffix,
+    const std::function<std::error_code(const std::string &)> &write) const {
   if (!enabled())
     return;
-  std::string entry = entryPath(key);
+  std::string entry = entryPath(key, suffix);
   std::string parent = llvm::sys::path::parent_path(entry).str();
   auto fail = [&](const std::string &what, std::error_code ec) {
     warnOnce("kernel cache '" + directory + "': cannot " + what + ": " + ec.message() +
@@ -274,7 +340,7 @@ void ObjectCache::store(const std::string &key, const std::string &objectPath) c
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(entry + ".tmp-%%%%%%%%", fd, temp))
     return fail("write in '" + parent + "'", ec);
   ::close(fd);
-  if (std::error_code ec = llvm::sys::fs::copy_file(objectPath, temp)) {
+  if (std::error_code ec = write(temp.str().str())) {
     llvm::sys::fs::remove(temp);
     return fail("write '" + temp.str().str() + "'", ec);
   }

@@ -14,6 +14,10 @@
 // still hits, and no field of a kernel's description can be forgotten in it.
 // Floating-point constants are printed with every digit a double needs.
 //
+// Lowering is itself most of a compile whose objects are all cached, so each
+// compile job also has a key taken before lowering (jobKey): everything
+// lowering reads, in this process. Its entry names the object's key above.
+//
 // Entries are written to a temporary name in their directory and renamed, so
 // that concurrent compiles share one directory and an entry is whole or
 // absent. A cache that cannot be read or written is a warning, never a failed
@@ -22,7 +26,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <string>
+#include <system_error>
 
 // Declared, not included: callers that only check the directory (the tuner)
 // compile without Halide.h.
@@ -38,6 +44,17 @@ std::string objectKey(const Halide::Module &module);
 
 /// The cache key of the standalone Halide runtime for `target`.
 std::string runtimeKey(const Halide::Target &target);
+
+/// The key of a compile job before it is lowered: `description` (the job's
+/// kernel, schedule, target and function name, every field: KernelCompiler.cpp)
+/// in this process, i.e. with the identity (inode, size, modification time)
+/// of the executable that lowers it, of the Halide and LLVM libraries it
+/// loaded, and the TMC_ and HL_ environment variables. Lowering is a
+/// function of exactly those, so one such key always lowers to the same
+/// module: its entry holds that module's objectKey, and a compile that finds
+/// it copies the object without lowering (most of a compile whose objects
+/// are all cached). A rebuilt tmc has new keys and lowers once again.
+std::string jobKey(const std::string &description);
 
 /// A directory of objects named by their keys. An empty directory is no cache:
 /// fetch misses and store does nothing.
@@ -56,9 +73,18 @@ public:
   /// Keeps a copy of `objectPath` as the entry `key`. Failures warn once
   /// per process and are otherwise ignored.
   void store(const std::string &key, const std::string &objectPath) const;
+  /// A job's entry (jobKey): the objectKey it lowered to and the `halide`
+  /// stage text of its kernel. False if there is none or it is malformed.
+  bool fetchJob(const std::string &key, std::string &objectKey, std::string &halideText) const;
+  void storeJob(const std::string &key, const std::string &objectKey,
+                const std::string &halideText) const;
 
 private:
-  std::string entryPath(const std::string &key) const;
+  std::string entryPath(const std::string &key, const char *suffix = ".o") const;
+  /// Writes the entry `key` + `suffix` whole or not at all: `write` fills a
+  /// temporary file beside it, which is then renamed.
+  void storeWith(const std::string &key, const char *suffix,
+                 const std::function<std::error_code(const std::string &)> &write) const;
   std::string directory;
 };
 
