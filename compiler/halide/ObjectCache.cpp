@@ -226,13 +226,15 @@ std::string runtimeKey(const Halide::Target &target) {
 }
 
 std::string jobKey(const std::string &description) {
-  static const std::string process = [] {
-    std::string text;
+  // Empty when this executable cannot be identified: no job keys then, since
+  // another build of tmc could lower the same description differently.
+  static const std::string process = []() -> std::string {
     struct stat st {};
-    if (::stat("/proc/self/exe", &st) == 0)
-      text += "lowered by " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
-              std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-              std::to_string(st.st_mtim.tv_nsec) + "\n";
+    if (::stat("/proc/self/exe", &st) != 0)
+      return "";
+    std::string text = "lowered by " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) +
+                       " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+                       "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
     // Every TMC_ and HL_ variable (TMC_GPU_SCHEDULE_ON_HOST changes the
     // lowering itself; HL_ ones, Halide's), but the cache's own directory.
     std::vector<std::string> variables;
@@ -247,6 +249,8 @@ std::string jobKey(const std::string &description) {
       text += variable + "\n";
     return text;
   }();
+  if (process.empty())
+    return "";
   return hashText("job", [&](std::ostream &os) { os << process << description; });
 }
 

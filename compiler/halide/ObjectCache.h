@@ -53,7 +53,8 @@ std::string runtimeKey(const Halide::Target &target);
 /// function of exactly those, so one such key always lowers to the same
 /// module: its entry holds that module's objectKey, and a compile that finds
 /// it copies the object without lowering (most of a compile whose objects
-/// are all cached). A rebuilt tmc has new keys and lowers once again.
+/// are all cached). A rebuilt tmc has new keys and lowers once again. Empty
+/// (no job key) where this process cannot identify its executable.
 std::string jobKey(const std::string &description);
 
 /// A directory of objects named by their keys. An empty directory is no cache:
