@@ -32,6 +32,13 @@ namespace tmc::halide {
 
 namespace {
 
+/// A file's size and modification time, as the keys below identify a
+/// library or an executable by them (with its path or inode).
+std::string sizeAndTime(const struct stat &st) {
+  return std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
 /// Which Halide and LLVM wrote the objects: the loaded libraries' paths,
 /// sizes and modification times (an upgraded package changes them), or
 /// tmc's executable's if Halide is linked into it, and HL_LLVM_ARGS, which
@@ -48,9 +55,7 @@ const std::string &codeGeneratorIdentity() {
           struct stat st {};
           if (::stat(path.c_str(), &st) != 0)
             return 0;
-          *static_cast<std::string *>(data) += path + " " + std::to_string(st.st_size) + " " +
-                                               std::to_string(st.st_mtim.tv_sec) + "." +
-                                               std::to_string(st.st_mtim.tv_nsec) + "\n";
+          *static_cast<std::string *>(data) += path + " " + sizeAndTime(st) + "\n";
           return 0;
         },
         &text);
@@ -59,8 +64,7 @@ const std::string &codeGeneratorIdentity() {
     if (text.find("libHalide") == std::string::npos) {
       struct stat st {};
       if (::stat("/proc/self/exe", &st) == 0)
-        text += "executable " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
-                std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+        text += "executable " + std::to_string(st.st_ino) + " " + sizeAndTime(st) + "\n";
     }
     if (const char *args = std::getenv("HL_LLVM_ARGS"))
       text += std::string("HL_LLVM_ARGS=") + args + "\n";
@@ -233,8 +237,7 @@ std::string jobKey(const std::string &description) {
     if (::stat("/proc/self/exe", &st) != 0)
       return "";
     std::string text = "lowered by " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) +
-                       " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
-                       "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+                       " " + sizeAndTime(st) + "\n";
     // Every TMC_ and HL_ variable (TMC_GPU_SCHEDULE_ON_HOST changes the
     // lowering itself; HL_ ones, Halide's), but the cache's own directory.
     std::vector<std::string> variables;
