@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh - `make bench`: tmc against PyTorch, ONNX Runtime and llama.cpp, end to end.
 #
-# One command: installs the peers where missing (Debian python3-torch, python3-onnx
-# and OpenBLAS; npm onnxruntime-node and node-llama-cpp's CPU build into
+# One command: installs the peers where missing (Debian python3-torch, python3-onnx,
+# OpenBLAS and jemalloc; npm onnxruntime-node and node-llama-cpp's CPU build into
 # bench/peers/node_modules), builds tmc, then runs bench/e2e/run.py, which
 # compiles GPT-2 small, BERT base and the Transformer base with tmc, exports the
 # same seeded weights to ONNX and GGUF, checks every peer's output against tmc's
@@ -32,8 +32,9 @@ done
 # The peers are the benchmark's dependencies, not the project's (scripts/setup.sh).
 missing=()
 # libopenblas0-pthread: Debian's torch calls libblas.so.3, the reference BLAS
-# (~50x slower) unless OpenBLAS provides it.
-for p in python3-torch python3-onnx python3-numpy libopenblas0-pthread; do
+# (~50x slower) unless OpenBLAS provides it. libjemalloc2: torch's allocator
+# in the benchmarks (bench/e2e/run.py, peer_env).
+for p in python3-torch python3-onnx python3-numpy libopenblas0-pthread libjemalloc2; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] || missing+=("$p")
 done
 # Node.js and npm may come from elsewhere than Debian's packages (NodeSource's

@@ -136,7 +136,7 @@ def check_outputs(model, length, threads, reference_max):
         out = os.path.join(model.dir, f"{engine}-{length}.f32")
         cmd = model.peer_cmd(engine, length, threads)
         bench.run(cmd + (["--output", out] if engine == "torch" else ["--check", out]),
-                  env=bench.peer_env(threads))
+                  env=bench.peer_env(threads, engine))
         errors[engine] = bench.relative_error(np.fromfile(out, "<f4").reshape(ours.shape), ours)
     bench.log(f"   T={length}: max |x - tmc| / max |tmc|: " +
               ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
@@ -154,11 +154,11 @@ class PeerFailure(Exception):
 class PeerProc:
     """A serving peer process (long_context_peers.py or ort_mask_runner.mjs with --serve)."""
 
-    def __init__(self, cmd, log_path, threads, timeout):
+    def __init__(self, cmd, log_path, threads, timeout, engine):
         self.log = open(log_path, "w")
         self.log_path = log_path
         self.proc = subprocess.Popen(cmd + ["--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=bench.peer_env(threads))
+                                     stderr=self.log, text=True, env=bench.peer_env(threads, engine))
         self.lines = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self._read(timeout)  # {"ready": true}
@@ -217,6 +217,21 @@ def time_tmc(model, length, threads, runs, timeout):
             "arena_bytes": data.get("arena_bytes")}
 
 
+def machine_state(build_dir, threads, when):
+    """The FMA peak and where the vCPUs sit (a cache line's round trip between
+    the first two CPUs: one core's threads, one CCD or two) at `when`: a VM
+    moves its vCPUs, and tmc's 2-thread prefills move with them (the same
+    4096-token decoder prefill took 112-125 ms at a 110-210 ns round trip
+    and 134 ms in a run begun at 586 ns, AMD EPYC Zen 5, 2026-11-30)."""
+    counts = sorted({1, threads})
+    gflops, round_trip = bench.fma_peak_probe(build_dir, counts)
+    bench.log(f"   machine {when}: FMA peak " +
+              ", ".join(f"{gflops[t]:.0f} GFLOP/s at {t} thread{'s' if t > 1 else ''}" for t in counts) +
+              (f", core round trip {round_trip} ns" if round_trip is not None else ""))
+    return {"when": when, "fma_peak_gflops": {str(t): gflops[t] for t in counts},
+            "core_round_trip_ns": round_trip}
+
+
 def measure_point(model, length, args, rng):
     """Every engine at one (model, T): a list of point records."""
     rounds, runs = schedule(length, args)
@@ -237,7 +252,7 @@ def measure_point(model, length, args, rng):
             try:
                 procs[engine] = PeerProc(model.peer_cmd(engine, length, args.threads),
                                          os.path.join(model.dir, f"{engine}-{length}.log"),
-                                         args.threads, args.timeout)
+                                         args.threads, args.timeout, engine)
             except PeerFailure as failure:
                 status[engine] = str(failure)
         for r in range(rounds):
@@ -309,6 +324,8 @@ def main():
     peers = [] if args.peers == "none" else args.peers.split(",")
     if "openblas" not in bench.torch_blas() and "torch" in peers:
         bench.log(f"warning: torch's BLAS is {bench.torch_blas()}, not OpenBLAS (bench/run.sh installs it)")
+    if "torch" in peers:
+        bench.openblas_coretype()
     start, load_before = time.monotonic(), bench.loadavg()
     models = []
     for name in args.models.split(","):
@@ -324,10 +341,13 @@ def main():
                 model.parity[str(length)] = check_outputs(model, length, args.threads, args.reference_max)
         models.append(model)
     rng = random.Random(bench.SEED)
-    points = []
+    points, states = [], []
+    bench.build_fma_peak(args.build_dir)
     for model in models:
+        states.append(machine_state(args.build_dir, args.threads, f"before {model.name}"))
         for length in lengths:
             points += measure_point(model, length, args, rng)
+    states.append(machine_state(args.build_dir, args.threads, "after"))
     fits = {}
     for (engine, model), pts in lines_of(points).items():
         fits[f"{engine}/{model}"] = {"time": fit(pts, "median_ms"), "rss": fit(pts, "peak_rss_mib")}
@@ -338,14 +358,15 @@ def main():
                         "schedule": {str(t): schedule(t, args) for t in lengths},
                         "mem_limit_gib": args.mem_limit_gib, "timeout_s": args.timeout,
                         "parity_tolerance": bench.PARITY_TOLERANCE,
-                        "peer_env": {k: v for k, v in bench.peer_env(args.threads).items()
-                                     if k.startswith(("OMP_", "OPENBLAS_"))}},
+                        "peer_env": {k: v for k, v in bench.peer_env(args.threads, "torch").items()
+                                     if k.startswith(("OMP_", "OPENBLAS_", "LD_PRELOAD", "MALLOC_CONF"))},
+                        "openblas_coretype_gflops": bench.coretype_trials()},
            "models": {m.name: {"spec": lcp.SPECS[m.name],
                                "mask": describe_mask(lcp.stack_of(m.config)[0]["layer_specs"][0]["mask"]),
                                "parameters": m.check.get("parameters"), "compile_s": m.compile_s,
                                "executable_bytes": os.path.getsize(m.exe), "parity": m.parity}
                       for m in models},
-           "points": points, "fits": fits}
+           "machine_state": states, "points": points, "fits": fits}
     doc["targets"] = targets(points)
     os.makedirs(args.results, exist_ok=True)
     stem = os.path.join(args.results, f"long-context-{time.strftime('%Y-%m-%d-%H%M')}")

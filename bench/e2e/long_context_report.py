@@ -167,6 +167,12 @@ def markdown(doc):
                 p = at.get((e, m, t), {})
                 cells.append(f"{p['median_ms'] / tmc:.2f}x" if tmc and p.get("median_ms") else "-")
             lines_out.append(f"| {t} | " + " | ".join(cells) + " |")
+    states = doc.get("machine_state", [])
+    if states:
+        threads = str(doc["settings"]["threads"])
+        lines_out += ["", f"Machine state (FMA peak at {threads} threads, core round trip): " + "; ".join(
+            f"{s['when']} {s['fma_peak_gflops'][threads]:.0f} GFLOP/s, "
+            f"{s['core_round_trip_ns']} ns" for s in states)]
     lines_out += ["", "Targets:", ""]
     for t in doc["targets"]:
         state = "n/a" if t["met"] is None else "met" if t["met"] else "NOT met"

@@ -209,6 +209,29 @@ def _fmt_ms(r):
         f"{r['ms']:.2f} ({r['ms_min']:.2f}–{r['ms_max']:.2f})"
 
 
+def coretype_sentence(settings):
+    """Which OpenBLAS core type torch ran with, and the measurements that chose it."""
+    trials = settings.get("openblas_coretype_gflops") or {}
+    chosen = settings.get("peer_env", {}).get("OPENBLAS_CORETYPE")
+    allocator = (" PyTorch allocates through jemalloc, keeping the memory it frees."
+                 if "jemalloc" in settings.get("peer_env", {}).get("LD_PRELOAD", "") else "")
+    if not trials or not chosen:
+        return allocator
+    return (f" PyTorch's OpenBLAS core type: {chosen}, the fastest of " +
+            ", ".join(f"{c} ({g:.0f} GFLOP/s)" if g is not None else f"{c} (failed)"
+                      for c, g in trials.items()) + " (torch.mm, 1 thread, measured first)." + allocator)
+
+
+def round_trip_sentence(doc):
+    """Where the vCPUs sat while the rounds ran (a VM moves them; tmc's 2-thread times move too)."""
+    trips = [ns for per_round in doc.get("core_round_trip_ns", {}).values() for ns in per_round
+             if ns is not None]
+    if not trips:
+        return ""
+    return (f" A cache line's round trip between the two CPUs, measured before each round: "
+            f"{min(trips)}-{max(trips)} ns (one core's two threads ~70, one CCD ~100-200, two CCDs ~450-600).")
+
+
 def markdown(doc):
     m = doc["machine"]
     peak = doc["sgemm_peak_gflops"]
@@ -224,7 +247,8 @@ def markdown(doc):
              (" f32 FMA peak, the compute limit the % column reads against (bench_fma_peak, as "
               "`tmc tune` measures it, best round): " +
               ", ".join(f"{v:.0f} GFLOP/s at {k} thread{'s' if k != '1' else ''}" for k, v in fma.items())
-              + "." if any(fma.values()) else ""),
+              + "." if any(fma.values()) else "") + coretype_sentence(doc["settings"]) +
+             round_trip_sentence(doc),
              f"Medians over {doc['settings']['rounds']} interleaved rounds of {doc['settings']['runs_per_round']} "
              "runs (range over rounds in parentheses); ratio = tmc time / peer time (< 1: tmc faster).",
              "",

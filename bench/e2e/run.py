@@ -82,9 +82,24 @@ def torch_blas():
     return os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
 
 
-def peer_env(threads):
-    """Each peer at its best: the pitfalls of shared/design/PERFORMANCE.md."""
+# jemalloc for PyTorch (Debian's libjemalloc2; bench/run.sh installs it).
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+def peer_env(threads, engine=None):
+    """Each peer at its best: the pitfalls of shared/design/PERFORMANCE.md.
+
+    PyTorch (`engine="torch"`) also allocates through jemalloc, keeping the
+    memory it frees (no decay): eager torch makes every intermediate a new
+    tensor, and glibc maps each one over 32 MB fresh from the kernel, whose
+    page faults cost ~2 ns a byte on this VM: a softmax over [4, 4096, 4096]
+    scores took 540 ms, 26 ms with freed memory reused (AMD EPYC Zen 5,
+    2026-11-30; a 64 MB clone 582 -> 7.6 ms). ONNX Runtime has its own arena,
+    tmc plans one."""
     env = dict(os.environ)
+    if engine == "torch" and os.path.exists(JEMALLOC):
+        env["LD_PRELOAD"] = JEMALLOC + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+        env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
     if BLAS_DIR:
         env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     env["OMP_NUM_THREADS"] = str(threads)
@@ -96,11 +111,64 @@ def peer_env(threads):
     # steps p10 23.0 / p50 25.2 / p90 49.7 ms, a quarter of them over 1.5x the
     # median; with 1: 22.6 / 23.5 / 24.9, none), ONNX Runtime's the same.
     env["UV_THREADPOOL_SIZE"] = "1"
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    if " avx512f" in flags and "OPENBLAS_CORETYPE" not in env:
-        env["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian OpenBLAS detects "Prescott", 5x slower
+    if _CORETYPE.get("choice"):  # measured: a script with a torch peer calls openblas_coretype()
+        env["OPENBLAS_CORETYPE"] = _CORETYPE["choice"]
+    elif "OPENBLAS_CORETYPE" not in env:
+        with open("/proc/cpuinfo") as f:
+            if " avx512f" in f.read():
+                env["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian OpenBLAS detects "Prescott", 5x slower
     return env
+
+
+_CORETYPE = {}
+
+
+def openblas_coretype():
+    """The OpenBLAS core type torch's GEMMs run fastest with here, measured.
+
+    Debian's OpenBLAS (0.3.21) knows no Zen 5 and detects "Prescott" on some
+    VMs (5x slower); an OPENBLAS_CORETYPE inherited from the environment is
+    only one candidate: this machine's sessions set Haswell, whose AVX2 kernels
+    ran torch.mm at 107 GFLOP/s a thread on the Zen 5 against SkylakeX's
+    201 (2026-11-30: `make bench`'s PyTorch rows of 16:53 were at half their
+    best). Each candidate's sgemm (torch_runner.py --sgemm, 1 thread) is
+    timed once per process and the fastest kept, which peer_env() then sets;
+    `coretype_trials()` has the figures for the results file."""
+    if "choice" not in _CORETYPE:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+        candidates = [os.environ.get("OPENBLAS_CORETYPE")]
+        if " avx512f" in flags:
+            candidates += ["SkylakeX", "Cooperlake"]
+        if " avx2" in flags:
+            candidates.append("Haswell")
+        candidates = list(dict.fromkeys(c for c in candidates if c))
+        trials = {}
+        for coretype in candidates:
+            env = dict(os.environ, OPENBLAS_CORETYPE=coretype, OMP_NUM_THREADS="1",
+                       OPENBLAS_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
+            if BLAS_DIR:
+                env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"]
+                                                     if env.get("LD_LIBRARY_PATH") else "")
+            try:
+                out = run([sys.executable, os.path.join(HERE, "torch_runner.py"), "--sgemm",
+                           "--threads", "1"], env=env)
+                trials[coretype] = round(last_json(out)["sgemm_gflops"], 1)
+            except (RuntimeError, ValueError, KeyError):
+                trials[coretype] = None  # a core type this OpenBLAS lacks
+        timed = {c: g for c, g in trials.items() if g is not None}
+        _CORETYPE["choice"] = max(timed, key=timed.get) if timed else None
+        _CORETYPE["trials"] = trials
+        if trials:
+            log("   OpenBLAS core type for torch: " + ", ".join(
+                f"{c} {g if g is not None else 'failed'}" for c, g in trials.items()) +
+                f" GFLOP/s (torch.mm, 1 thread): {_CORETYPE['choice']}")
+    return _CORETYPE["choice"]
+
+
+def coretype_trials():
+    """openblas_coretype()'s measurements, {core type: GFLOP/s}; empty if it did not run."""
+    return _CORETYPE.get("trials", {})
 
 
 def ids_text(ids):
@@ -346,15 +414,15 @@ class Peer:
                    os.path.join(model.dir, "model.gguf"), "--steps", str(model.decode_steps)] + common
         part = f"-{phase}" if phase else ""
         self._start(cmd + ["--serve"], f"{engine}{part} ({model.name}, {threads} threads)",
-                    os.path.join(model.dir, f"{engine}{part}-{threads}t.log"), threads)
+                    os.path.join(model.dir, f"{engine}{part}-{threads}t.log"), threads, engine)
 
-    def _start(self, cmd, name, log_path, threads):
+    def _start(self, cmd, name, log_path, threads, engine=None):
         """Starts the serving process `cmd` (its stderr to log_path) and waits
         until it has loaded the model."""
         self.name, self.log_path = name, log_path
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=peer_env(threads))
+                                     stderr=self.log, text=True, env=peer_env(threads, engine))
         self._read()  # {"ready": true} once loaded
 
     def _read(self):
@@ -449,7 +517,7 @@ def deciles(values):
 
 def sgemm_peak(threads):
     out = run([sys.executable, os.path.join(HERE, "torch_runner.py"), "--sgemm", "--threads", str(threads)],
-              env=peer_env(threads))
+              env=peer_env(threads, "torch"))
     return last_json(out)["sgemm_gflops"]
 
 
@@ -552,6 +620,8 @@ def main():
     work = args.work or os.path.join(args.build_dir, "bench-e2e")
     threads = [int(t) for t in args.threads.split(",")]
     wanted_peers = [] if args.peers == "none" else args.peers.split(",")
+    if "torch" in wanted_peers:
+        openblas_coretype()
     specs = {}
     for custom in args.custom:
         parts = custom.split(":")
@@ -580,6 +650,7 @@ def main():
     samples = {}  # (model, threads, engine) -> list of per-round results
     log(f"== timing: {args.rounds} rounds x {args.runs} runs (load {load_before})")
     rng = random.Random(SEED)
+    round_trips = {}  # where the vCPUs sat at each round (fma_peak_probe)
     for t in threads:
         # The peers' processes for this thread count, each loaded once.
         peers = {}
@@ -590,7 +661,9 @@ def main():
                         Peer(model, engine, t)
             for r in range(args.rounds):
                 # The best of the rounds: a VM's clock and neighbours only lower it.
-                fma[t] = max(fma[t], fma_peak(args.build_dir, [t])[t])
+                gflops, round_trip = fma_peak_probe(args.build_dir, [t])
+                fma[t] = max(fma[t], gflops[t])
+                round_trips.setdefault(t, []).append(round_trip)
                 if wanted_peers:
                     peak[t] = max(peak[t], sgemm_peak(t))
                 for model in models:
@@ -618,10 +691,13 @@ def main():
         "note": args.note,
         "versions": versions(wanted_peers),
         "settings": {"rounds": args.rounds, "runs_per_round": args.runs, "threads": threads,
-                     "seed": SEED, "peer_env": {k: v for k, v in peer_env(1).items()
-                                                if k.startswith(("OMP_WAIT", "OPENBLAS_CORE", "UV_"))}},
+                     "seed": SEED, "peer_env": {k: v for k, v in peer_env(1, "torch").items()
+                                                if k.startswith(("OMP_WAIT", "OPENBLAS_CORE", "UV_",
+                                                                 "LD_PRELOAD", "MALLOC_CONF"))},
+                     "openblas_coretype_gflops": coretype_trials()},
         "sgemm_peak_gflops": {str(t): peak[t] for t in threads},
         "fma_peak_gflops": {str(t): fma[t] for t in threads},
+        "core_round_trip_ns": {str(t): round_trips.get(t, []) for t in threads},
         "models": {m.name: {"spec": os.path.relpath(m.spec, REPO), "tokens": len(m.tokens),
                             "source_tokens": 0 if m.source is None else len(m.source),
                             "compile_s": m.compile_s, "compile_cpu_s": m.compile_cpu_s,
