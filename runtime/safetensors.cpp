@@ -402,7 +402,7 @@ NonFinite scanWords(const void *data, size_t count, Word exponentMask) {
   uint64_t bad = 0;
   // Fixed-size blocks with a counter as wide as a word: loops the compiler
   // turns into plain vector compares and adds even at -O2 (measured on
-  // GPT-2 small's 498 MB in README.md's "Bad input" section).
+  // GPT-2 small's 498 MB of weights, which every load scans).
   constexpr size_t kBlock = 1024;
   size_t i = 0;
   for (; i + kBlock <= count; i += kBlock) {
