@@ -135,6 +135,9 @@ def openblas_coretype():
     timed once per process and the fastest kept, which peer_env() then sets;
     `coretype_trials()` has the figures for the results file."""
     if "choice" not in _CORETYPE:
+        if not os.path.exists(JEMALLOC):
+            log(f"warning: no {JEMALLOC}: PyTorch allocates through glibc, far below its best at "
+                "long T (bench/run.sh installs libjemalloc2)")
         with open("/proc/cpuinfo") as f:
             flags = f.read()
         candidates = [os.environ.get("OPENBLAS_CORETYPE")]
