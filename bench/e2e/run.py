@@ -113,13 +113,20 @@ def peer_env(threads, engine=None):
     env["UV_THREADPOOL_SIZE"] = "1"
     if _CORETYPE.get("choice"):  # measured: a script with a torch peer calls openblas_coretype()
         env["OPENBLAS_CORETYPE"] = _CORETYPE["choice"]
-    elif "OPENBLAS_CORETYPE" not in env:
-        with open("/proc/cpuinfo") as f:
-            if " avx512f" in f.read():
-                env["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian OpenBLAS detects "Prescott", 5x slower
+    elif "OPENBLAS_CORETYPE" not in env and cpu_has("avx512f"):
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian OpenBLAS detects "Prescott", 5x slower
     return env
 
 
+def cpu_has(flag):
+    """Whether /proc/cpuinfo lists `flag` (read once)."""
+    if "flags" not in _CPU:
+        with open("/proc/cpuinfo") as f:
+            _CPU["flags"] = set(f.read().split())
+    return flag in _CPU["flags"]
+
+
+_CPU = {}
 _CORETYPE = {}
 
 
@@ -138,24 +145,17 @@ def openblas_coretype():
         if not os.path.exists(JEMALLOC):
             log(f"warning: no {JEMALLOC}: PyTorch allocates through glibc, far below its best at "
                 "long T (bench/run.sh installs libjemalloc2)")
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
         candidates = [os.environ.get("OPENBLAS_CORETYPE")]
-        if " avx512f" in flags:
+        if cpu_has("avx512f"):
             candidates += ["SkylakeX", "Cooperlake"]
-        if " avx2" in flags:
+        if cpu_has("avx2"):
             candidates.append("Haswell")
         candidates = list(dict.fromkeys(c for c in candidates if c))
         trials = {}
         for coretype in candidates:
-            env = dict(os.environ, OPENBLAS_CORETYPE=coretype, OMP_NUM_THREADS="1",
-                       OPENBLAS_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
-            if BLAS_DIR:
-                env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"]
-                                                     if env.get("LD_LIBRARY_PATH") else "")
             try:
                 out = run([sys.executable, os.path.join(HERE, "torch_runner.py"), "--sgemm",
-                           "--threads", "1"], env=env)
+                           "--threads", "1"], env=dict(peer_env(1), OPENBLAS_CORETYPE=coretype))
                 trials[coretype] = round(last_json(out)["sgemm_gflops"], 1)
             except (RuntimeError, ValueError, KeyError):
                 trials[coretype] = None  # a core type this OpenBLAS lacks
