@@ -2,9 +2,11 @@
 
 #include "runtime/serve_routes.h"
 
+#include <boost/beast/core/detail/base64.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -30,6 +32,67 @@ json parseBody(const std::string &body) {
   if (!parsed.is_object())
     throw BadField{"", "the body must be a JSON object"};
   return parsed;
+}
+
+/// An OpenAI field a route does not implement, accepted only at the value
+/// that leaves the answer as it is (clients such as LangChain send the
+/// defaults), described as `off` in the reply that refuses any other.
+struct OffOnlyField {
+  const char *name, *off;
+  bool (*isOff)(const json &value);
+};
+
+bool nullOr(const json &value, const json &off) {
+  if (value.is_null())
+    return true;
+  if (off.is_number())
+    return value.is_number() && value.get<double>() == off.get<double>();
+  return value == off;
+}
+
+const OffOnlyField kCompletionOffOnly[] = {
+    {"logprobs", "null", [](const json &v) { return v.is_null(); }},
+    {"echo", "false", [](const json &v) { return nullOr(v, false); }},
+    {"best_of", "1", [](const json &v) { return nullOr(v, 1); }},
+    {"suffix", "null", [](const json &v) { return v.is_null(); }},
+    {"presence_penalty", "0", [](const json &v) { return nullOr(v, 0); }},
+    {"frequency_penalty", "0", [](const json &v) { return nullOr(v, 0); }},
+    {"logit_bias", "{}", [](const json &v) { return nullOr(v, json::object()); }},
+};
+
+/// Refuses a field the route does not read: ignored, it would change what
+/// the client gets without a word (a typo such as "max_token" silently
+/// taking the default, logprobs asked for and never sent).
+void checkFields(const json &request, const std::string &route,
+                 std::initializer_list<const char *> reads,
+                 std::span<const OffOnlyField> offOnly = {}) {
+  for (auto it = request.begin(); it != request.end(); ++it) {
+    const std::string &key = it.key();
+    if (std::any_of(reads.begin(), reads.end(), [&](const char *name) { return key == name; }))
+      continue;
+    auto rule = std::find_if(offOnly.begin(), offOnly.end(),
+                             [&](const OffOnlyField &field) { return key == field.name; });
+    if (rule != offOnly.end()) {
+      if (rule->isOff(*it))
+        continue;
+      throw BadField{key, key + " " + it->dump() + " is not supported by this server (" + route +
+                              " takes it only as " + rule->off + ")"};
+    }
+    std::string known;
+    for (const char *name : reads)
+      known += std::string(known.empty() ? "" : ", ") + name;
+    throw BadField{key, "unknown field \"" + key + "\": " + route + " reads " + known};
+  }
+}
+
+/// An embedding as OpenAI's encoding_format "base64" sends it: the floats'
+/// little-endian bytes.
+std::string base64Floats(const std::vector<float> &values) {
+  static_assert(std::endian::native == std::endian::little);
+  namespace base64 = boost::beast::detail::base64;
+  std::string text(base64::encoded_size(values.size() * sizeof(float)), '\0');
+  text.resize(base64::encode(text.data(), values.data(), values.size() * sizeof(float)));
+  return text;
 }
 
 /// An integer field in [low, high], or `fallback` when absent or null.
@@ -236,6 +299,13 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
                  (std::string(desc.output_kind) == "classes" ? "/v1/classify" : "/v1/embeddings") +
                  ")");
   json request = parseBody(body);
+  checkFields(request, "/v1/completions",
+              {"model", "prompt", "source", "max_tokens", "temperature", "top_p", "top_k", "seed",
+               "stop", "stop_token_ids", "stream", "stream_options", "n", "user"},
+              kCompletionOffOnly);
+  if (auto it = request.find("stream_options");
+      it != request.end() && !it->is_null() && !it->is_object())
+    throw BadField{"stream_options", "stream_options must be an object"};
   auto job = std::make_shared<Job>();
   if (!request.contains("prompt"))
     throw BadField{"prompt", "prompt is required"};
@@ -424,6 +494,11 @@ Reply Routes::encode(const std::string &body, bool classify,
   if (desc.encoder_decoder)
     return errorReply(404, "an encoder-decoder model is not served");
   json request = parseBody(body);
+  if (classify)
+    checkFields(request, "/v1/classify", {"model", "input", "user"});
+  else
+    checkFields(request, "/v1/embeddings",
+                {"model", "input", "user", "pooling", "encoding_format", "dimensions"});
   if (!request.contains("input"))
     throw BadField{"input", "input is required"};
   const json &input = request["input"];
@@ -443,6 +518,18 @@ Reply Routes::encode(const std::string &body, bool classify,
       throw BadField{"pooling", "pooling must be \"mean\", \"cls\", \"last\" or \"none\""};
     pooling = it->get<std::string>();
   }
+  bool base64 = false;
+  if (auto it = request.find("encoding_format");
+      !classify && it != request.end() && !it->is_null()) {
+    if (!it->is_string() || (*it != "float" && *it != "base64"))
+      throw BadField{"encoding_format", "encoding_format must be \"float\" or \"base64\""};
+    base64 = *it == "base64";
+  }
+  if (auto it = request.find("dimensions");
+      !classify && it != request.end() && !it->is_null() && *it != desc.output_width)
+    throw BadField{"dimensions", "dimensions " + it->dump() + ": this model's embeddings have " +
+                                     std::to_string(desc.output_width) +
+                                     " values (shortening them is not supported)"};
   std::vector<std::shared_ptr<Job>> jobs;
   int64_t tokens = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -488,7 +575,7 @@ Reply Routes::encode(const std::string &body, bool classify,
     } else if (pooling == "none") {
       json perToken = json::array();
       for (int64_t r = 0; r < count; ++r)
-        perToken.push_back(row(r));
+        perToken.push_back(base64 ? json(base64Floats(row(r))) : json(row(r)));
       item["object"] = "embedding";
       item["embedding"] = std::move(perToken);
     } else {
@@ -505,7 +592,7 @@ Reply Routes::encode(const std::string &body, bool classify,
         pooled = row(pooling == "cls" ? 0 : count - 1);
       }
       item["object"] = "embedding";
-      item["embedding"] = std::move(pooled);
+      item["embedding"] = base64 ? json(base64Floats(pooled)) : json(std::move(pooled));
     }
     data.push_back(std::move(item));
   }

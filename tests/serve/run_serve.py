@@ -24,6 +24,7 @@ one's server on a free port and checks:
 Bounded in count and time: a few hundred requests, about a minute.
 """
 
+import base64
 import concurrent.futures
 import http.client
 import json
@@ -215,6 +216,18 @@ def decoder_tests(tmc, work):
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "stop": 5}), 400, "stop"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "n": 2}), 400, "n"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "seed": 1.5}), 400, "seed"),
+        # A field the server would ignore is refused: a typo, and OpenAI's
+        # fields it does not implement unless at the value that means "off".
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "max_token": 4}), 400,
+         "max_token"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 2}), 400, "logprobs"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True}), 400, "echo"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 0.5}), 400,
+         "presence_penalty"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "logit_bias": {"5": 100}}), 400,
+         "logit_bias"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "stream_options": 1}), 400,
+         "stream_options"),
         ("POST", "/v1/completions", "{\"prompt\": \"" + "a" * (2 << 20) + "\"}", 413, None),
         ("GET", "/v1/completions", None, 405, None),
         ("POST", "/health", "{}", 405, None),
@@ -237,6 +250,12 @@ def decoder_tests(tmc, work):
             check(error and error.get("param") == param, "%s: param %s" % (text[:200], param))
     # Still serving, with the same answer.
     check(completion(server, requests[2]) == alone[2], "the server changed after bad requests")
+    # The unimplemented fields at their "off" values, as clients such as
+    # LangChain send them, change nothing.
+    defaults = dict(requests[2], model="anything", user="u", n=1, logprobs=None, echo=False,
+                    best_of=1, suffix=None, presence_penalty=0, frequency_penalty=0.0,
+                    logit_bias={}, stream_options={"include_usage": True})
+    check(completion(server, defaults) == alone[2], "the fields at their defaults changed it")
 
     # A client that leaves mid-stream frees its slot. The engine counts a
     # finished job's slot free at the end of its step, after the reply may
@@ -331,6 +350,19 @@ def encoder_tests(tmc, work):
         mean = [sum(row[c] for row in rows) / len(rows) for c in range(width)]
         check(max(abs(a - b) for a, b in zip(pooled["data"][0]["embedding"], mean)) < 1e-6,
               "input %d: mean pooling" % i)
+    # OpenAI's encoding_format "base64": the same floats, little-endian bytes.
+    ids = inputs[1]
+    status, floats = server.post("/v1/embeddings", {"input": ids, "encoding_format": "float"})
+    status64, packed = server.post("/v1/embeddings", {"input": ids, "encoding_format": "base64",
+                                                       "dimensions": len(floats["data"][0]["embedding"])})
+    raw = base64.b64decode(packed["data"][0]["embedding"]) if status64 == 200 else b""
+    check(status == 200 and status64 == 200 and
+          list(struct.unpack("<%df" % (len(raw) // 4), raw)) == floats["data"][0]["embedding"],
+          "base64 embedding: %s %s" % (status64, str(packed)[:200]))
+    for field, value in (("encoding_format", "int8"), ("dimensions", 3), ("pooling", "max"),
+                         ("input_type", "query")):
+        status, reply = server.post("/v1/embeddings", {"input": ids, field: value})
+        check(status == 400 and reply["error"]["param"] == field, "%s: %s" % (field, reply))
     status, reply = server.post("/v1/embeddings", {"input": [[1, 2], [3, 100]]})
     check(status == 400 and reply["error"]["param"] == "input[1]", "bad id: %s" % reply)
     status, reply = server.post("/v1/embeddings", {"input": [1] * 65})
@@ -355,6 +387,8 @@ def encoder_tests(tmc, work):
         check(reply["data"][i]["logits"] == [float(v) for v in values] and
               reply["data"][i]["label"] == values.index(max(values)),
               "classify %d: %s vs %s" % (i, reply["data"][i], values))
+    status, reply = server.post("/v1/classify", {"input": ids, "pooling": "cls"})
+    check(status == 400 and reply["error"]["param"] == "pooling", "classify pooling: %s" % reply)
     code, _, err = server.stop()
     check(code == 0, "classifier server exit %s: %s" % (code, err[-3000:]))
 
