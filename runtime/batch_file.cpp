@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -58,6 +59,10 @@ std::optional<std::vector<int32_t>> idsOf(const json &value, const char *idsFiel
   return tokensFromJson(input, "\"" + std::string(field) + "\"", desc, tokenizer, error);
 }
 
+/// The fields of an input line.
+const std::string kLineFields[] = {"tokens",   "prompt", "source_tokens", "source",
+                                   "segments", "length", "max_new",       "seed"};
+
 /// Reads and checks every line into a job; false + *error naming FILE:LINE.
 bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokenizer *tokenizer,
               const BatchFileOptions &options, std::vector<std::shared_ptr<Job>> *jobs,
@@ -77,6 +82,22 @@ bool readJobs(const std::string &path, const tmr_model_desc &desc, const Tokeniz
     if (value.is_discarded() || !value.is_object()) {
       *error = where + "not a JSON object";
       return false;
+    }
+    // A field no run reads is refused, not ignored: a typo ("max_nwe")
+    // would silently take the default, and "max_new" or "seed" on a run
+    // that does not generate would change nothing.
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string &key = it.key();
+      if (std::find(std::begin(kLineFields), std::end(kLineFields), key) == std::end(kLineFields)) {
+        *error = where + "unknown field \"" + key +
+                 "\" (a line reads tokens or prompt, source_tokens or source, segments, length, "
+                 "max_new and seed)";
+        return false;
+      }
+      if (!generate && (key == "max_new" || key == "seed")) {
+        *error = where + "\"" + key + "\" applies when generating (--max-new N)";
+        return false;
+      }
     }
     auto job = std::make_shared<Job>();
     job->kind = generate ? Job::Kind::Generate : Job::Kind::Encode;
