@@ -3,6 +3,7 @@
 #include "runtime/serve_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 namespace tmr::serve {
@@ -36,13 +37,53 @@ std::vector<float> Job::output() const {
   return rows;
 }
 
-void Job::push(int32_t token) {
+std::vector<TokenLogprobs> Job::logprobsOf(size_t from, size_t to) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  to = std::min(to, producedLogprobs.size());
+  from = std::min(from, to);
+  return std::vector<TokenLogprobs>(producedLogprobs.begin() + static_cast<std::ptrdiff_t>(from),
+                                    producedLogprobs.begin() + static_cast<std::ptrdiff_t>(to));
+}
+
+void Job::push(int32_t token, std::optional<TokenLogprobs> logprobs) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     produced.push_back(token);
+    if (logprobs)
+      producedLogprobs.push_back(std::move(*logprobs));
   }
   changed.notify_all();
 }
+
+namespace {
+
+/// The log-softmax of `logits` at `token`, and at the `top` likeliest ids
+/// (ties to the lower id), summed in double over the vocabulary.
+TokenLogprobs tokenLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t top) {
+  const double peak = *std::max_element(logits, logits + vocab);
+  double sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp(static_cast<double>(logits[i]) - peak);
+  const double logZ = peak + std::log(sum);
+  auto logprob = [&](int32_t id) { return static_cast<float>(logits[id] - logZ); };
+  TokenLogprobs out;
+  out.logprob = logprob(token);
+  std::vector<int32_t> best; // likeliest first; at most `top`
+  for (int32_t id = 0; id < vocab && top > 0; ++id) {
+    if (static_cast<int32_t>(best.size()) == top && logits[id] <= logits[best.back()])
+      continue;
+    auto at = std::find_if(best.begin(), best.end(),
+                           [&](int32_t other) { return logits[id] > logits[other]; });
+    best.insert(at, id);
+    if (static_cast<int32_t>(best.size()) > top)
+      best.pop_back();
+  }
+  for (int32_t id : best)
+    out.top.emplace_back(id, logprob(id));
+  return out;
+}
+
+} // namespace
 
 void Job::finish(std::string why, std::string text, std::vector<float> values) {
   {
@@ -226,7 +267,10 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
         a.job->finish("error", error);
         ++failed;
       } else {
-        a.job->push(*token);
+        if (a.job->logprobs >= 0)
+          a.job->push(*token, tokenLogprobs(values, desc.vocab, *token, a.job->logprobs));
+        else
+          a.job->push(*token);
         ++generated;
         a.last = *token;
         const int64_t count = ++a.generated;

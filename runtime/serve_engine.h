@@ -30,6 +30,14 @@
 
 namespace tmr::serve {
 
+/// A generated token's log-probability under the model (the log-softmax of
+/// its step's logits, before temperature or top-k/p) and those of the
+/// likeliest ids, likeliest first: OpenAI's completions `logprobs`.
+struct TokenLogprobs {
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+};
+
 /// One request's work and its results, shared by the client that waits for
 /// it and the engine that computes it.
 class Job {
@@ -46,6 +54,9 @@ public:
   int64_t maxTokens = 16;
   SamplingOptions sampling;
   std::vector<int32_t> stopTokens;
+  /// Generate: >= 0 keeps each token's TokenLogprobs with that many of the
+  /// likeliest ids; -1 keeps none.
+  int32_t logprobs = -1;
 
   /// Client side: waits until the job has more than `seen` tokens or is
   /// done, or `timeout` passes; copies the tokens after `seen`.
@@ -59,19 +70,22 @@ public:
   std::string finishReason() const;
   std::string error() const;
   std::vector<int32_t> generated() const;
+  /// The TokenLogprobs of generated tokens [from, to) (logprobs >= 0).
+  std::vector<TokenLogprobs> logprobsOf(size_t from, size_t to) const;
   /// Encode: the output rows ([rows, width]).
   std::vector<float> output() const;
   std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
 
 private:
   friend class Engine;
-  void push(int32_t token);
+  void push(int32_t token, std::optional<TokenLogprobs> logprobs = std::nullopt);
   void finish(std::string reason, std::string message = "", std::vector<float> rows = {});
 
   std::atomic<bool> cancelled{false};
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::vector<int32_t> produced;
+  std::vector<TokenLogprobs> producedLogprobs;
   std::vector<float> rows;
   bool done = false;
   std::string reason, message;

@@ -51,7 +51,6 @@ bool nullOr(const json &value, const json &off) {
 }
 
 const OffOnlyField kCompletionOffOnly[] = {
-    {"logprobs", "null", [](const json &v) { return v.is_null(); }},
     {"echo", "false", [](const json &v) { return nullOr(v, false); }},
     {"best_of", "1", [](const json &v) { return nullOr(v, 1); }},
     {"suffix", "null", [](const json &v) { return v.is_null(); }},
@@ -301,7 +300,7 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   json request = parseBody(body);
   checkFields(request, "/v1/completions",
               {"model", "prompt", "source", "max_tokens", "temperature", "top_p", "top_k", "seed",
-               "stop", "stop_token_ids", "stream", "stream_options", "n", "user"},
+               "stop", "stop_token_ids", "stream", "stream_options", "n", "user", "logprobs"},
               kCompletionOffOnly);
   if (auto it = request.find("stream_options");
       it != request.end() && !it->is_null() && !it->is_object())
@@ -355,6 +354,8 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   }
   if (auto it = request.find("stop_token_ids"); it != request.end() && !it->is_null())
     job->stopTokens = tokensOf(*it, "stop_token_ids", desc, nullptr);
+  // OpenAI's legacy completions: at most 5 likeliest tokens a step.
+  job->logprobs = static_cast<int32_t>(integerField(request, "logprobs", 0, 5, -1));
   bool stream = false;
   if (auto it = request.find("stream"); it != request.end() && !it->is_null()) {
     if (!it->is_boolean())
@@ -374,6 +375,7 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
     std::vector<int32_t> received; ///< from the job so far
     size_t used = 0;               ///< tokens taken into `text`
     std::string text;              ///< received[0, used) decoded, cut at a stop string
+    std::vector<size_t> offsets;   ///< where in `text` each taken token's text begins
     size_t sentTokens = 0, sentBytes = 0;
     bool jobDone = false, stopped = false, finished = false;
     bool complete() const { return stopped || (jobDone && used == received.size()); }
@@ -394,6 +396,7 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
     }
     if (p.used == p.received.size())
       return true;
+    p.offsets.push_back(p.text.size());
     ++p.used;
     if (tokenizer &&
         !tokenizer->decode(std::span<const int32_t>(p.received.data(), p.used), &p.text, error))
@@ -409,11 +412,44 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   auto reason = [job, progress] {
     return progress->stopped ? std::string("stop") : job->finishReason();
   };
-  auto choice = [](const std::string &text, std::vector<int32_t> ids, json finish) {
+  // A token as the logprobs name it: its text, or "token_id:ID" when the
+  // server has no tokenizer.
+  auto pieceOf = [this](int32_t id) {
+    std::string piece, error;
+    if (!tokenizer || !tokenizer->decode(std::span<const int32_t>(&id, 1), &piece, &error))
+      return "token_id:" + std::to_string(id);
+    return piece;
+  };
+  // OpenAI's logprobs object for taken tokens [from, to), or null.
+  auto logprobsOf = [job, progress, pieceOf](size_t from, size_t to) -> json {
+    if (job->logprobs < 0)
+      return nullptr;
+    std::vector<TokenLogprobs> values = job->logprobsOf(from, to);
+    json tokens = json::array(), chosen = json::array(), top = json::array(),
+         offsets = json::array();
+    for (size_t i = from; i < from + values.size(); ++i) {
+      const TokenLogprobs &value = values[i - from];
+      const std::string piece = pieceOf(progress->received[i]);
+      tokens.push_back(piece);
+      chosen.push_back(value.logprob);
+      // The sampled token's too, as OpenAI's API does: up to logprobs + 1.
+      json likeliest = json::object();
+      for (const auto &[id, logprob] : value.top)
+        likeliest.emplace(pieceOf(id), logprob);
+      likeliest.emplace(piece, value.logprob);
+      top.push_back(std::move(likeliest));
+      offsets.push_back(progress->offsets[i]);
+    }
+    return json{{"tokens", std::move(tokens)},
+                {"token_logprobs", std::move(chosen)},
+                {"top_logprobs", std::move(top)},
+                {"text_offset", std::move(offsets)}};
+  };
+  auto choice = [](const std::string &text, std::vector<int32_t> ids, json logprobs, json finish) {
     return json{{"index", 0},
                 {"text", text},
                 {"token_ids", std::move(ids)},
-                {"logprobs", nullptr},
+                {"logprobs", std::move(logprobs)},
                 {"finish_reason", std::move(finish)}};
   };
   auto usage = [promptTokens, progress] {
@@ -433,13 +469,14 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       }
     }
     Reply reply;
-    reply.body = dumpJson(
-        json{{"id", id},
-             {"object", "text_completion"},
-             {"created", created},
-             {"model", desc.name},
-             {"choices", json::array({choice(progress->text, progress->received, reason())})},
-             {"usage", usage()}});
+    reply.body =
+        dumpJson(json{{"id", id},
+                      {"object", "text_completion"},
+                      {"created", created},
+                      {"model", desc.name},
+                      {"choices", json::array({choice(progress->text, progress->received,
+                                                      logprobsOf(0, progress->used), reason())})},
+                      {"usage", usage()}});
     return reply;
   }
   Reply reply;
@@ -465,13 +502,14 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
     std::string delta = upTo > p.sentBytes ? p.text.substr(p.sentBytes, upTo - p.sentBytes) : "";
     std::vector<int32_t> ids(p.received.begin() + static_cast<std::ptrdiff_t>(p.sentTokens),
                              p.received.begin() + static_cast<std::ptrdiff_t>(p.used));
+    json logprobs = logprobsOf(p.sentTokens, p.used);
     p.sentBytes = std::max(p.sentBytes, upTo);
     p.sentTokens = p.used;
     json chunk{{"id", id},
                {"object", "text_completion"},
                {"created", created},
                {"model", desc.name},
-               {"choices", json::array({choice(delta, std::move(ids),
+               {"choices", json::array({choice(delta, std::move(ids), std::move(logprobs),
                                                p.complete() ? json(reason()) : json(nullptr))})}};
     if (p.complete()) {
       chunk["usage"] = usage();

@@ -28,6 +28,7 @@ import base64
 import concurrent.futures
 import http.client
 import json
+import math
 import os
 import signal
 import socket
@@ -93,14 +94,14 @@ class Server:
         return self.proc.returncode, out, err
 
 
-def stream_completion(port, body):
-    """The tokens and text of a streamed completion, read as server-sent events."""
+def stream_events(port, body):
+    """The events of a streamed completion (server-sent events), up to [DONE]."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     conn.request("POST", "/v1/completions", body=json.dumps(dict(body, stream=True)))
     response = conn.getresponse()
     assert response.status == 200, response.status
     assert response.getheader("Content-Type") == "text/event-stream"
-    tokens, text, finish, done, most = [], "", None, False, 0
+    events, done = [], False
     for line in response:
         line = line.decode().rstrip("\n")
         if not line.startswith("data: "):
@@ -109,14 +110,21 @@ def stream_completion(port, body):
         if payload == "[DONE]":
             done = True
             break
-        event = json.loads(payload)
+        events.append(json.loads(payload))
+    conn.close()
+    assert done, "no [DONE] event"
+    return events
+
+
+def stream_completion(port, body):
+    """The tokens and text of a streamed completion, read as server-sent events."""
+    tokens, text, finish, most = [], "", None, 0
+    for event in stream_events(port, body):
         choice = event["choices"][0]
         tokens += choice["token_ids"]
         most = max(most, len(choice["token_ids"]))
         text += choice["text"]
         finish = choice["finish_reason"] or finish
-    conn.close()
-    assert done, "no [DONE] event"
     assert most <= 1, "an event carried %d tokens: a stream sends one per token" % most
     return {"tokens": tokens, "text": text, "finish": finish}
 
@@ -174,6 +182,39 @@ def decoder_tests(tmc, work):
                    "--max-new", str(body["max_tokens"]), "--json"])
         check(json.loads(out)["generated"] == alone[i]["tokens"],
               "request %d: server %s, executable %s" % (i, alone[i]["tokens"], out))
+    # logprobs: each token's log-softmax against the executable's logits for
+    # the same greedy run (its --output holds every position's), the 3
+    # likeliest beside it; streamed, the same numbers a token at a time.
+    body = dict(requests[2], logprobs=3)
+    status, reply = server.post("/v1/completions", body)
+    logprobs = reply["choices"][0]["logprobs"] if status == 200 else None
+    path = os.path.join(work, "logits.npy")
+    run([exe, "--weights", weights, "--tokens", ",".join(map(str, body["prompt"])),
+         "--max-new", str(body["max_tokens"]), "--output", path])
+    shape, values = read_npy(path)
+    vocab, prompt = shape[2], len(body["prompt"])
+    worst = 0.0
+    for k, token in enumerate(alone[2]["tokens"] if logprobs else []):
+        row = values[(prompt - 1 + k) * vocab:(prompt + k) * vocab]
+        peak = max(row)
+        log_z = peak + math.log(sum(math.exp(v - peak) for v in row))
+        # Keyed by the tokens' text: compared by value (the greedy token is
+        # the likeliest, so three values).
+        likeliest = sorted(range(vocab), key=lambda i: (-row[i], i))[:3]
+        want = sorted(row[i] - log_z for i in set(likeliest + [token]))
+        got = sorted(logprobs["top_logprobs"][k].values())
+        check(len(got) == len(want), "logprobs of token %d: %s, want %s" % (k, got, want))
+        worst = max([worst, abs(logprobs["token_logprobs"][k] - (row[token] - log_z))] +
+                    [abs(a - b) for a, b in zip(got, want)])
+    check(logprobs is not None and len(logprobs["token_logprobs"]) == len(alone[2]["tokens"]) and
+          "".join(logprobs["tokens"]) == alone[2]["text"] and
+          logprobs["text_offset"][0] == 0 and worst < 1e-5,
+          "logprobs: %s (largest difference %g)" % (str(logprobs)[:300], worst))
+    streamed = stream_events(server.port, dict(body, stream=True))
+    pieces = [event["choices"][0]["logprobs"] for event in streamed]
+    check(logprobs is not None and
+          sum((piece["token_logprobs"] for piece in pieces), []) == logprobs["token_logprobs"],
+          "streamed logprobs differ: %s" % str(pieces)[:300])
     # Text: the completion's text is the tokenizer's decoding of its tokens.
     first = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0})
     # A stop string cut from the text: the text before it.
@@ -220,7 +261,7 @@ def decoder_tests(tmc, work):
         # fields it does not implement unless at the value that means "off".
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "max_token": 4}), 400,
          "max_token"),
-        ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 2}), 400, "logprobs"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 6}), 400, "logprobs"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True}), 400, "echo"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 0.5}), 400,
          "presence_penalty"),
