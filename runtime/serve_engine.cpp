@@ -3,8 +3,8 @@
 #include "runtime/serve_engine.h"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
+#include <limits>
 
 namespace tmr::serve {
 
@@ -58,28 +58,31 @@ void Job::push(int32_t token, std::optional<TokenLogprobs> logprobs) {
 namespace {
 
 /// The log-softmax of `logits` at `token`, and at the `top` likeliest ids
-/// (ties to the lower id), summed in double over the vocabulary.
+/// (ties to the lower id): sampling.h's logSoftmax, in double, with its
+/// rules for NaN and infinities (the sampler has already refused a row of
+/// nothing but NaN and -inf).
 TokenLogprobs tokenLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t top) {
-  const double peak = *std::max_element(logits, logits + vocab);
-  double sum = 0;
-  for (int64_t i = 0; i < vocab; ++i)
-    sum += std::exp(static_cast<double>(logits[i]) - peak);
-  const double logZ = peak + std::log(sum);
-  auto logprob = [&](int32_t id) { return static_cast<float>(logits[id] - logZ); };
+  std::vector<double> logp;
+  std::string error;
   TokenLogprobs out;
-  out.logprob = logprob(token);
+  if (!logSoftmax(logits, vocab, &logp, &error)) {
+    out.logprob = -std::numeric_limits<float>::infinity();
+    return out;
+  }
+  out.logprob = static_cast<float>(logp[static_cast<size_t>(token)]);
   std::vector<int32_t> best; // likeliest first; at most `top`
   for (int32_t id = 0; id < vocab && top > 0; ++id) {
-    if (static_cast<int32_t>(best.size()) == top && logits[id] <= logits[best.back()])
+    const double value = logp[static_cast<size_t>(id)];
+    if (static_cast<int32_t>(best.size()) == top && value <= logp[static_cast<size_t>(best.back())])
       continue;
     auto at = std::find_if(best.begin(), best.end(),
-                           [&](int32_t other) { return logits[id] > logits[other]; });
+                           [&](int32_t other) { return value > logp[static_cast<size_t>(other)]; });
     best.insert(at, id);
     if (static_cast<int32_t>(best.size()) > top)
       best.pop_back();
   }
   for (int32_t id : best)
-    out.top.emplace_back(id, logprob(id));
+    out.top.emplace_back(id, static_cast<float>(logp[static_cast<size_t>(id)]));
   return out;
 }
 
