@@ -262,6 +262,7 @@ def decoder_tests(tmc, work):
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "max_token": 4}), 400,
          "max_token"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 6}), 400, "logprobs"),
+        ("POST", "/v1/completions", json.dumps({"prompt": ["a", "b"]}), 400, "prompt"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True}), 400, "echo"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 0.5}), 400,
          "presence_penalty"),
