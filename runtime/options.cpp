@@ -58,6 +58,9 @@ void printUsage(FILE *out, const std::string &program, const tmr_model_desc &des
       "  --top-k K       sample among the K most likely tokens (0: off)\n"
       "  --top-p P       sample among the smallest set with probability >= P (1: off)\n"
       "  --seed S        the sampler's seed (default 0); same seed, same tokens\n"
+      "  --presence-penalty P, --frequency-penalty F\n"
+      "                  lower a generated token's logit by P once it appears and by\n"
+      "                  F for each time it appears (OpenAI's; each in [-2, 2], 0: off)\n"
       "  --beam B        length-normalized beam search with B beams\n"
       "  --stop ID       end generation after this token id\n"
       "  --json          print one JSON object: the prompt, the generated ids\n"
@@ -150,6 +153,8 @@ bool parseArgs(int argc, char **argv, Options *options, std::string *error) {
                        {"--top-k", &options->topK},
                        {"--top-p", &options->topP},
                        {"--seed", &options->seed},
+                       {"--presence-penalty", &options->presencePenalty},
+                       {"--frequency-penalty", &options->frequencyPenalty},
                        {"--beam", &options->beam},
                        {"--prompt", &options->prompt},
                        {"--tokenizer", &options->tokenizer},
@@ -412,14 +417,25 @@ bool parseGeneration(const Options &options, const tmr_model_desc &desc,
   if (!options.topP.empty() && !parseFloat("--top-p", options.topP, 0, true, 1, "(0, 1] (1 = off)",
                                            &generation->sampling.topP, error))
     return false;
+  if (!options.presencePenalty.empty() &&
+      !parseFloat("--presence-penalty", options.presencePenalty, -2, false, 2, "[-2, 2] (0 = off)",
+                  &generation->sampling.presencePenalty, error))
+    return false;
+  if (!options.frequencyPenalty.empty() &&
+      !parseFloat("--frequency-penalty", options.frequencyPenalty, -2, false, 2,
+                  "[-2, 2] (0 = off)", &generation->sampling.frequencyPenalty, error))
+    return false;
   std::string problem = validate(generation->sampling);
   if (!problem.empty()) {
     *error = problem;
     return false;
   }
-  if (generation->beams > 1 && (generation->sampling.temperature > 0 ||
-                                generation->sampling.topK > 0 || generation->sampling.topP < 1)) {
-    *error = "--beam: beam search is deterministic; drop --temperature, --top-k and --top-p";
+  if (generation->beams > 1 &&
+      (generation->sampling.temperature > 0 || generation->sampling.topK > 0 ||
+       generation->sampling.topP < 1 || generation->sampling.presencePenalty != 0 ||
+       generation->sampling.frequencyPenalty != 0)) {
+    *error = "--beam: beam search is deterministic and unpenalized; drop --temperature, --top-k, "
+             "--top-p and the penalties";
     return false;
   }
   return true;

@@ -30,6 +30,7 @@ constexpr int kExitFailure = 1, kExitUsage = 2;
 struct Options {
   std::string weights, tokens, sourceTokens, segments, lengths, output, threads, maxNew, stop;
   std::string temperature, topK, topP, seed, beam, prompt, tokenizer;
+  std::string presencePenalty, frequencyPenalty;
   std::string benchRuns, perplexity, batchInput, maxBatch;
   bool help = false, json = false, bench = false;
 };

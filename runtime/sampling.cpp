@@ -165,6 +165,12 @@ std::string validate(const SamplingOptions &options) {
     return "--top-k must be >= 0 (0 = off), got " + std::to_string(options.topK);
   if (!(options.topP > 0 && options.topP <= 1))
     return "--top-p must be in (0, 1] (1 = off), got " + formatFloat(options.topP);
+  if (!(options.presencePenalty >= -2 && options.presencePenalty <= 2))
+    return "--presence-penalty must be in [-2, 2] (0 = off), got " +
+           formatFloat(options.presencePenalty);
+  if (!(options.frequencyPenalty >= -2 && options.frequencyPenalty <= 2))
+    return "--frequency-penalty must be in [-2, 2] (0 = off), got " +
+           formatFloat(options.frequencyPenalty);
   return "";
 }
 
@@ -226,6 +232,23 @@ uint64_t Sampler::nextRandom() {
 }
 
 std::optional<int32_t> Sampler::next(const float *logits, int64_t vocab, std::string *error) {
+  std::optional<int32_t> token = choose(logits, vocab, error);
+  if (token && (options_.presencePenalty != 0 || options_.frequencyPenalty != 0)) {
+    chosen_.resize(static_cast<size_t>(vocab), 0);
+    ++chosen_[static_cast<size_t>(*token)];
+  }
+  return token;
+}
+
+std::optional<int32_t> Sampler::choose(const float *logits, int64_t vocab, std::string *error) {
+  if (!chosen_.empty() && static_cast<int64_t>(chosen_.size()) == vocab) {
+    penalized_.assign(logits, logits + vocab);
+    for (int64_t i = 0; i < vocab; ++i)
+      if (int32_t count = chosen_[static_cast<size_t>(i)])
+        penalized_[static_cast<size_t>(i)] -=
+            options_.presencePenalty + static_cast<float>(count) * options_.frequencyPenalty;
+    logits = penalized_.data();
+  }
   if (!distribution(options_, logits, vocab, scratch_, error))
     return std::nullopt;
   if (options_.temperature == 0)

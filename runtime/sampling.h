@@ -38,6 +38,12 @@ struct SamplingOptions {
   float topP = 1;
   /// Seeds the generator (xoshiro256** initialized through SplitMix64).
   uint64_t seed = 0;
+  /// OpenAI's penalties, in [-2, 2] (0: off), over the tokens this sampler
+  /// has chosen (the prompt's are not counted, as in vLLM): a token chosen c
+  /// times has its logit lowered by presencePenalty (if c > 0) plus
+  /// c * frequencyPenalty before temperature, top-k and top-p, greedy too.
+  float presencePenalty = 0;
+  float frequencyPenalty = 0;
 };
 
 /// "" when `options` are usable, else a message naming the command-line flag
@@ -72,7 +78,8 @@ class Sampler {
 public:
   explicit Sampler(const SamplingOptions &options);
 
-  /// The next token for this row of logits [vocab]. Sampling draws one 64-bit
+  /// The next token for this row of logits [vocab] (less the penalties of
+  /// the tokens chosen so far, if any). Sampling draws one 64-bit
   /// number u from the generator and returns the token whose interval
   /// contains u * total when the kept tokens' probabilities are laid end to
   /// end in increasing id order; greedy draws nothing. So the same seed and
@@ -83,6 +90,8 @@ public:
   const SamplingOptions &options() const { return options_; }
 
 private:
+  /// next() without counting the token.
+  std::optional<int32_t> choose(const float *logits, int64_t vocab, std::string *error);
   /// xoshiro256** (Blackman and Vigna): small, fast and fully specified, unlike
   /// std::*_distribution whose output differs between standard libraries.
   uint64_t nextRandom();
@@ -90,6 +99,10 @@ private:
   SamplingOptions options_;
   uint64_t state_[4];
   std::vector<TokenProb> scratch_;
+  /// With a penalty: how often each token was chosen, and the row less the
+  /// penalties.
+  std::vector<int32_t> chosen_;
+  std::vector<float> penalized_;
 };
 
 } // namespace tmr

@@ -54,8 +54,6 @@ const OffOnlyField kCompletionOffOnly[] = {
     {"echo", "false", [](const json &v) { return nullOr(v, false); }},
     {"best_of", "1", [](const json &v) { return nullOr(v, 1); }},
     {"suffix", "null", [](const json &v) { return v.is_null(); }},
-    {"presence_penalty", "0", [](const json &v) { return nullOr(v, 0); }},
-    {"frequency_penalty", "0", [](const json &v) { return nullOr(v, 0); }},
     {"logit_bias", "{}", [](const json &v) { return nullOr(v, json::object()); }},
 };
 
@@ -300,7 +298,8 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   json request = parseBody(body);
   checkFields(request, "/v1/completions",
               {"model", "prompt", "source", "max_tokens", "temperature", "top_p", "top_k", "seed",
-               "stop", "stop_token_ids", "stream", "stream_options", "n", "user", "logprobs"},
+               "stop", "stop_token_ids", "stream", "stream_options", "n", "user", "logprobs",
+               "presence_penalty", "frequency_penalty"},
               kCompletionOffOnly);
   if (auto it = request.find("stream_options");
       it != request.end() && !it->is_null() && !it->is_object())
@@ -338,6 +337,10 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       static_cast<float>(numberField(request, "temperature", 0, 100, false, 1.0));
   job->sampling.topP = static_cast<float>(numberField(request, "top_p", 0, 1, true, 1.0));
   job->sampling.topK = static_cast<int32_t>(integerField(request, "top_k", 0, desc.vocab, 0));
+  job->sampling.presencePenalty =
+      static_cast<float>(numberField(request, "presence_penalty", -2, 2, false, 0));
+  job->sampling.frequencyPenalty =
+      static_cast<float>(numberField(request, "frequency_penalty", -2, 2, false, 0));
   job->sampling.seed = static_cast<uint64_t>(
       integerField(request, "seed", 0, INT64_MAX, static_cast<int64_t>(nextId.load())));
   std::vector<std::string> stops;

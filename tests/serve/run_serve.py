@@ -215,6 +215,30 @@ def decoder_tests(tmc, work):
     check(logprobs is not None and
           sum((piece["token_logprobs"] for piece in pieces), []) == logprobs["token_logprobs"],
           "streamed logprobs differ: %s" % str(pieces)[:300])
+    # Penalties: a greedy request with presence and frequency penalties gives
+    # the executable's tokens under the same flags, each token the argmax of
+    # its step's logits (the executable's --output) less the penalties of
+    # the tokens generated before it; and not the unpenalized tokens (this
+    # model repeats none in 12 greedy steps: a presence penalty of -2 makes
+    # it repeat, and a frequency penalty of 0.7 ends each repetition).
+    ids = ",".join(map(str, requests[2]["prompt"]))
+    body = {"prompt": requests[2]["prompt"], "max_tokens": 12, "temperature": 0}
+    plain = completion(server, body)
+    served = completion(server, dict(body, presence_penalty=-2, frequency_penalty=0.7))
+    path = os.path.join(work, "penalized.npy")
+    out = run([exe, "--weights", weights, "--tokens", ids, "--max-new", "12", "--json",
+               "--presence-penalty", "-2", "--frequency-penalty", "0.7", "--output", path])
+    check(json.loads(out)["generated"] == served["tokens"] != plain["tokens"],
+          "penalties: server %s, executable %s, unpenalized %s" % (served["tokens"], out,
+                                                                   plain["tokens"]))
+    shape, values = read_npy(path)
+    counts = {}
+    for k, token in enumerate(served["tokens"]):
+        row = values[(prompt - 1 + k) * vocab:(prompt + k) * vocab]
+        penalized = [v - (-2 + 0.7 * counts[i] if i in counts else 0) for i, v in enumerate(row)]
+        best = max(range(vocab), key=lambda i: (penalized[i], -i))
+        check(best == token, "penalized step %d: token %d, the argmax is %d" % (k, token, best))
+        counts[token] = counts.get(token, 0) + 1
     # Text: the completion's text is the tokenizer's decoding of its tokens.
     first = completion(server, {"prompt": "The", "max_tokens": 12, "temperature": 0})
     # A stop string cut from the text: the text before it.
@@ -264,8 +288,10 @@ def decoder_tests(tmc, work):
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 6}), 400, "logprobs"),
         ("POST", "/v1/completions", json.dumps({"prompt": ["a", "b"]}), 400, "prompt"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True}), 400, "echo"),
-        ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 0.5}), 400,
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 2.5}), 400,
          "presence_penalty"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "frequency_penalty": "x"}), 400,
+         "frequency_penalty"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "logit_bias": {"5": 100}}), 400,
          "logit_bias"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "stream_options": 1}), 400,

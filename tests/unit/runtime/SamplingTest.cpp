@@ -325,3 +325,43 @@ TEST(SamplingLogSoftmax, MatchesTheDefinitionAndHandlesNonFiniteLogits) {
 }
 
 } // namespace
+
+TEST(SamplingPenalties, LowerTheLogitsOfChosenTokens) {
+  // Token 0 leads token 1 by 0.5 and token 2 by 1.0, every step.
+  const std::vector<float> logits = {2.0f, 1.5f, 1.0f, -3.0f};
+  auto greedy = [&](SamplingOptions options, int steps) {
+    Sampler sampler(options);
+    std::vector<int32_t> tokens;
+    for (int s = 0; s < steps; ++s)
+      tokens.push_back(*sampler.next(logits.data(), logits.size()));
+    return tokens;
+  };
+  EXPECT_EQ(greedy({}, 4), (std::vector<int32_t>{0, 0, 0, 0}));
+  // Frequency 0.3, each step's logits of tokens 0 and 1: 2.0 and 1.5 (0),
+  // 1.7 and 1.5 (0), 1.4 and 1.5 (1), 1.4 and 1.2 (0), 1.1 and 1.2 (1).
+  SamplingOptions frequency;
+  frequency.frequencyPenalty = 0.3f;
+  EXPECT_EQ(greedy(frequency, 5), (std::vector<int32_t>{0, 0, 1, 0, 1}));
+  // Presence 0.6: once chosen, a token loses 0.6 however often: 0 (then
+  // 1.4), 1 (then 0.9), then 0 (1.4 against 0.9 and 1.0) for good.
+  SamplingOptions presence;
+  presence.presencePenalty = 0.6f;
+  EXPECT_EQ(greedy(presence, 4), (std::vector<int32_t>{0, 1, 0, 0}));
+  // A negative penalty rewards repeats; a sampled run draws from the
+  // penalized row: with presence -2 nothing but the first token follows.
+  SamplingOptions sticky;
+  sticky.presencePenalty = -2.0f;
+  sticky.temperature = 0.05f;
+  sticky.seed = 3;
+  std::vector<int32_t> tokens = greedy(sticky, 8);
+  EXPECT_EQ(std::count(tokens.begin(), tokens.end(), tokens[0]), 8);
+}
+
+TEST(SamplingPenalties, ValidateNamesTheFlagAndItsRange) {
+  SamplingOptions options;
+  options.presencePenalty = 2.5f;
+  EXPECT_THAT(validate(options), HasSubstr("--presence-penalty must be in [-2, 2]"));
+  options.presencePenalty = 0;
+  options.frequencyPenalty = std::nanf("");
+  EXPECT_THAT(validate(options), HasSubstr("--frequency-penalty must be in [-2, 2]"));
+}
