@@ -26,7 +26,7 @@ void printServeUsage(FILE *out, const std::string &program, const tmr_model_desc
                "\"temperature\",\n"
                "                        \"top_p\", \"top_k\", \"seed\", \"stop\", "
                "\"stop_token_ids\", \"stream\",\n"
-               "                        \"logprobs\", \"presence_penalty\", "
+               "                        \"logprobs\", \"echo\", \"presence_penalty\", "
                "\"frequency_penalty\"}\n"
                "  POST /v1/embeddings   {\"input\": TEXT, [ids] or a list of them, \"pooling\": "
                "mean|cls|last|none}\n"

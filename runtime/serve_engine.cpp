@@ -45,6 +45,16 @@ std::vector<TokenLogprobs> Job::logprobsOf(size_t from, size_t to) const {
                                     producedLogprobs.begin() + static_cast<std::ptrdiff_t>(to));
 }
 
+std::vector<TokenLogprobs> Job::promptLogprobs() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return promptLogprobs_;
+}
+
+void Job::setPromptLogprobs(std::vector<TokenLogprobs> values) {
+  std::lock_guard<std::mutex> lock(mutex);
+  promptLogprobs_ = std::move(values);
+}
+
 void Job::push(int32_t token, std::optional<TokenLogprobs> logprobs) {
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -84,6 +94,17 @@ TokenLogprobs tokenLogprobs(const float *logits, int64_t vocab, int32_t token, i
   for (int32_t id : best)
     out.top.emplace_back(id, static_cast<float>(logp[static_cast<size_t>(id)]));
   return out;
+}
+
+/// The prompt's tokens 1.. of `job`, each scored by the logits of the row
+/// before it (`logits`: one row of `width` per prompt token).
+std::vector<TokenLogprobs> promptLogprobs(const float *logits, int64_t width, int64_t vocab,
+                                          const Job &job) {
+  std::vector<TokenLogprobs> values;
+  for (size_t i = 1; i < job.tokens.size(); ++i)
+    values.push_back(tokenLogprobs(logits + static_cast<int64_t>(i - 1) * width, vocab,
+                                   job.tokens[i], job.logprobs));
+  return values;
 }
 
 } // namespace
@@ -244,18 +265,26 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
     }
     inputs.push_back(in);
   }
+  // A prompt echoed with its logprobs needs the logits of every row: the
+  // step then keeps all rows (a row's values do not depend on how many rows
+  // a call keeps; the others' last rows are the same).
+  bool allRows = false;
+  for (const Active &a : *active)
+    allRows = allRows || (!a.prefilled && a.job->echo && a.job->logprobs >= 0);
+  const bool lastRowOnly = generating && !allRows;
   AlignedVector<float> output;
   std::string error;
-  const bool ok = batch.run(inputs, generating, &output, &error);
+  const bool ok = batch.run(inputs, lastRowOnly, &output, &error);
   int64_t done = 0, failed = 0, generated = 0;
   std::vector<Active> next;
   const int64_t width = desc.output_width;
   int64_t row = 0;
   for (size_t i = 0; i < active->size(); ++i) {
     Active &a = (*active)[i];
-    const int64_t rows = batch.outputRows(inputs[i].count, generating);
+    const int64_t rows = batch.outputRows(inputs[i].count, lastRowOnly);
     const float *values = output.data() + row * width;
     row += rows;
+    const bool prefill = !a.prefilled;
     a.prefilled = true;
     bool finished = true;
     if (!ok) {
@@ -264,7 +293,16 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
     } else if (!generating) {
       a.job->finish("stop", "", std::vector<float>(values, values + rows * width));
       ++done;
+    } else if (prefill && a.job->maxTokens == 0) {
+      // An echo that generates nothing (a prompt scored, not continued).
+      if (a.job->echo && a.job->logprobs >= 0)
+        a.job->setPromptLogprobs(promptLogprobs(values, width, desc.vocab, *a.job));
+      a.job->finish("length");
+      ++done;
     } else {
+      if (prefill && a.job->echo && a.job->logprobs >= 0)
+        a.job->setPromptLogprobs(promptLogprobs(values, width, desc.vocab, *a.job));
+      values += (rows - 1) * width; // the last row's logits choose the next token
       std::optional<int32_t> token = a.sampler->next(values, desc.vocab, &error);
       if (!token) {
         a.job->finish("error", error);

@@ -57,6 +57,9 @@ public:
   /// Generate: >= 0 keeps each token's TokenLogprobs with that many of the
   /// likeliest ids; -1 keeps none.
   int32_t logprobs = -1;
+  /// Generate: also keep the TokenLogprobs of the prompt's tokens after its
+  /// first (OpenAI's echo with logprobs); maxTokens may then be 0.
+  bool echo = false;
 
   /// Client side: waits until the job has more than `seen` tokens or is
   /// done, or `timeout` passes; copies the tokens after `seen`.
@@ -72,6 +75,8 @@ public:
   std::vector<int32_t> generated() const;
   /// The TokenLogprobs of generated tokens [from, to) (logprobs >= 0).
   std::vector<TokenLogprobs> logprobsOf(size_t from, size_t to) const;
+  /// Once prefilled, with echo and logprobs >= 0: those of prompt tokens 1..
+  std::vector<TokenLogprobs> promptLogprobs() const;
   /// Encode: the output rows ([rows, width]).
   std::vector<float> output() const;
   std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
@@ -79,13 +84,14 @@ public:
 private:
   friend class Engine;
   void push(int32_t token, std::optional<TokenLogprobs> logprobs = std::nullopt);
+  void setPromptLogprobs(std::vector<TokenLogprobs> values);
   void finish(std::string reason, std::string message = "", std::vector<float> rows = {});
 
   std::atomic<bool> cancelled{false};
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::vector<int32_t> produced;
-  std::vector<TokenLogprobs> producedLogprobs;
+  std::vector<TokenLogprobs> producedLogprobs, promptLogprobs_;
   std::vector<float> rows;
   bool done = false;
   std::string reason, message;

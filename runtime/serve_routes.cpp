@@ -51,7 +51,6 @@ bool nullOr(const json &value, const json &off) {
 }
 
 const OffOnlyField kCompletionOffOnly[] = {
-    {"echo", "false", [](const json &v) { return nullOr(v, false); }},
     {"best_of", "1", [](const json &v) { return nullOr(v, 1); }},
     {"suffix", "null", [](const json &v) { return v.is_null(); }},
     {"logit_bias", "{}", [](const json &v) { return nullOr(v, json::object()); }},
@@ -80,6 +79,27 @@ void checkFields(const json &request, const std::string &route,
       known += std::string(known.empty() ? "" : ", ") + name;
     throw BadField{key, "unknown field \"" + key + "\": " + route + " reads " + known};
   }
+}
+
+/// Where each character of `text` begins as a JSON reply shows it
+/// (dumpJson): a UTF-8 sequence is one character, any other byte one U+FFFD
+/// (a token may end inside a character). OpenAI's text_offset counts these.
+std::vector<size_t> characterStarts(const std::string &text) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80             ? 1
+                          : (lead & 0xE0) == 0xC0 ? 2
+                          : (lead & 0xF0) == 0xE0 ? 3
+                          : (lead & 0xF8) == 0xF0 ? 4
+                                                  : 0;
+    bool whole = length > 0 && i + length <= text.size();
+    for (size_t k = 1; whole && k < length; ++k)
+      whole = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    starts.push_back(i);
+    i += whole ? length : 1;
+  }
+  return starts;
 }
 
 /// An embedding as OpenAI's encoding_format "base64" sends it: the floats'
@@ -299,7 +319,7 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   checkFields(request, "/v1/completions",
               {"model", "prompt", "source", "max_tokens", "temperature", "top_p", "top_k", "seed",
                "stop", "stop_token_ids", "stream", "stream_options", "n", "user", "logprobs",
-               "presence_penalty", "frequency_penalty"},
+               "echo", "presence_penalty", "frequency_penalty"},
               kCompletionOffOnly);
   if (auto it = request.find("stream_options");
       it != request.end() && !it->is_null() && !it->is_object())
@@ -309,7 +329,9 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
     throw BadField{"prompt", "prompt is required"};
   const json &prompt = request["prompt"];
   // OpenAI clients send one prompt as a one-element list too.
-  bool oneText = prompt.is_array() && prompt.size() == 1 && prompt[0].is_string();
+  // and one prompt of ids as a one-element list (lm-evaluation-harness does).
+  bool oneText =
+      prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array());
   if (prompt.is_array() && prompt.size() > 1 && (prompt[0].is_string() || prompt[0].is_array()))
     throw BadField{"prompt", "prompt holds " + std::to_string(prompt.size()) +
                                  " prompts: this server completes one prompt a request (send "
@@ -331,8 +353,15 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
                                  "): nothing can follow"};
   if (request.contains("n") && !request["n"].is_null() && request["n"] != 1)
     throw BadField{"n", "n must be 1 (one completion per request)"};
-  job->maxTokens =
-      integerField(request, "max_tokens", 1, room, std::min(limits.defaultMaxTokens, room));
+  // echo: the reply's text and logprobs begin with the prompt's, which is
+  // then scored even when nothing follows (max_tokens 0).
+  if (auto it = request.find("echo"); it != request.end() && !it->is_null()) {
+    if (!it->is_boolean())
+      throw BadField{"echo", "echo must be true or false"};
+    job->echo = it->get<bool>();
+  }
+  job->maxTokens = integerField(request, "max_tokens", job->echo ? 0 : 1, room,
+                                std::min(limits.defaultMaxTokens, room));
   job->sampling.temperature =
       static_cast<float>(numberField(request, "temperature", 0, 100, false, 1.0));
   job->sampling.topP = static_cast<float>(numberField(request, "top_p", 0, 1, true, 1.0));
@@ -369,6 +398,8 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       throw BadField{"stream", "stream must be true or false"};
     stream = it->get<bool>();
   }
+  if (stream && job->echo)
+    throw BadField{"echo", "echo is not supported with stream (ask without stream)"};
   std::string why;
   if (!engine.submit(job, &why))
     return errorReply(503, why);
@@ -427,30 +458,56 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       return "token_id:" + std::to_string(id);
     return piece;
   };
-  // OpenAI's logprobs object for taken tokens [from, to), or null.
-  auto logprobsOf = [job, progress, pieceOf](size_t from, size_t to) -> json {
-    if (job->logprobs < 0)
-      return nullptr;
-    std::vector<TokenLogprobs> values = job->logprobsOf(from, to);
+  // OpenAI's logprobs object: four arrays, one entry a token. A token
+  // without a score (an echoed prompt's first) has nulls.
+  struct LogprobsArrays {
     json tokens = json::array(), chosen = json::array(), top = json::array(),
          offsets = json::array();
-    for (size_t i = from; i < from + values.size(); ++i) {
-      const TokenLogprobs &value = values[i - from];
-      const std::string piece = pieceOf(progress->received[i]);
-      tokens.push_back(piece);
-      chosen.push_back(value.logprob);
-      // The sampled token's too, as OpenAI's API does: up to logprobs + 1.
-      json likeliest = json::object();
-      for (const auto &[id, logprob] : value.top)
-        likeliest.emplace(pieceOf(id), logprob);
-      likeliest.emplace(piece, value.logprob);
-      top.push_back(std::move(likeliest));
-      offsets.push_back(progress->offsets[i]);
+  };
+  auto addEntry = [pieceOf](LogprobsArrays &arrays, int32_t token, const TokenLogprobs *value,
+                            size_t offset) {
+    const std::string piece = pieceOf(token);
+    arrays.tokens.push_back(piece);
+    arrays.offsets.push_back(offset);
+    if (!value) {
+      arrays.chosen.push_back(nullptr);
+      arrays.top.push_back(nullptr);
+      return;
     }
-    return json{{"tokens", std::move(tokens)},
-                {"token_logprobs", std::move(chosen)},
-                {"top_logprobs", std::move(top)},
-                {"text_offset", std::move(offsets)}};
+    arrays.chosen.push_back(value->logprob);
+    // The chosen token's too, as OpenAI's API does: up to logprobs + 1.
+    json likeliest = json::object();
+    for (const auto &[other, logprob] : value->top)
+      likeliest.emplace(pieceOf(other), logprob);
+    likeliest.emplace(piece, value->logprob);
+    arrays.top.push_back(std::move(likeliest));
+  };
+  // The arrays as a reply's object; their offsets (bytes of `text`, the
+  // text the reply carries) become characters.
+  auto logprobsJson = [](LogprobsArrays arrays, const std::string &text) {
+    const std::vector<size_t> starts = characterStarts(text);
+    for (json &offset : arrays.offsets)
+      offset =
+          std::lower_bound(starts.begin(), starts.end(), offset.get<size_t>()) - starts.begin();
+    return json{{"tokens", std::move(arrays.tokens)},
+                {"token_logprobs", std::move(arrays.chosen)},
+                {"top_logprobs", std::move(arrays.top)},
+                {"text_offset", std::move(arrays.offsets)}};
+  };
+  // The entries of taken tokens [from, to), their offsets `shift` bytes on.
+  auto addTaken = [job, progress, addEntry](LogprobsArrays &arrays, size_t from, size_t to,
+                                            size_t shift) {
+    std::vector<TokenLogprobs> values = job->logprobsOf(from, to);
+    for (size_t i = from; i < from + values.size(); ++i)
+      addEntry(arrays, progress->received[i], &values[i - from], shift + progress->offsets[i]);
+  };
+  // The logprobs of taken tokens [from, to), or null.
+  auto logprobsOf = [job, progress, addTaken, logprobsJson](size_t from, size_t to) -> json {
+    if (job->logprobs < 0)
+      return nullptr;
+    LogprobsArrays arrays;
+    addTaken(arrays, from, to, 0);
+    return logprobsJson(std::move(arrays), progress->text);
   };
   auto choice = [](const std::string &text, std::vector<int32_t> ids, json logprobs, json finish) {
     return json{{"index", 0},
@@ -475,15 +532,41 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
         return errorReply(499, "the client closed the connection");
       }
     }
+    std::string text = progress->text;
+    json logprobs = logprobsOf(0, progress->used);
+    if (job->echo) {
+      // The prompt as the model read it (its tokens decoded), each token's
+      // offset the length of the tokens before it decoded.
+      std::string promptText;
+      std::vector<size_t> offsets(job->tokens.size(), 0);
+      for (size_t i = 0; tokenizer && i <= job->tokens.size(); ++i) {
+        std::string prefix;
+        if (!tokenizer->decode(std::span<const int32_t>(job->tokens.data(), i), &prefix, &error))
+          return errorReply(500, error);
+        if (i < offsets.size())
+          offsets[i] = prefix.size();
+        else
+          promptText = std::move(prefix);
+      }
+      if (job->logprobs >= 0) {
+        std::vector<TokenLogprobs> scored = job->promptLogprobs();
+        LogprobsArrays arrays;
+        for (size_t i = 0; i < job->tokens.size(); ++i)
+          addEntry(arrays, job->tokens[i], i > 0 && i <= scored.size() ? &scored[i - 1] : nullptr,
+                   offsets[i]);
+        addTaken(arrays, 0, progress->used, promptText.size());
+        logprobs = logprobsJson(std::move(arrays), promptText + text);
+      }
+      text = promptText + text;
+    }
     Reply reply;
-    reply.body =
-        dumpJson(json{{"id", id},
-                      {"object", "text_completion"},
-                      {"created", created},
-                      {"model", desc.name},
-                      {"choices", json::array({choice(progress->text, progress->received,
-                                                      logprobsOf(0, progress->used), reason())})},
-                      {"usage", usage()}});
+    reply.body = dumpJson(json{
+        {"id", id},
+        {"object", "text_completion"},
+        {"created", created},
+        {"model", desc.name},
+        {"choices", json::array({choice(text, progress->received, std::move(logprobs), reason())})},
+        {"usage", usage()}});
     return reply;
   }
   Reply reply;

@@ -215,6 +215,38 @@ def decoder_tests(tmc, work):
     check(logprobs is not None and
           sum((piece["token_logprobs"] for piece in pieces), []) == logprobs["token_logprobs"],
           "streamed logprobs differ: %s" % str(pieces)[:300])
+    # echo: the prompt scored too. With max_tokens 0 (a prompt given as
+    # lm-evaluation-harness sends one: a list holding a list of ids), each
+    # prompt token after the first has the log-softmax of the row before it
+    # in the executable's prefill logits (--output without --max-new); with
+    # tokens generated, their part equals the reply without echo, and the
+    # text is the prompt's decoding followed by the completion's.
+    prompt_ids = requests[2]["prompt"]
+    status, reply = server.post("/v1/completions", {"prompt": [prompt_ids], "max_tokens": 0,
+                                                    "echo": True, "logprobs": 2})
+    scored = reply["choices"][0]["logprobs"] if status == 200 else None
+    path = os.path.join(work, "prefill.npy")
+    run([exe, "--weights", weights, "--tokens", ",".join(map(str, prompt_ids)), "--output", path])
+    _, values = read_npy(path)
+    worst = 0.0
+    for i in range(1, len(prompt_ids) if scored else 0):
+        row = values[(i - 1) * vocab:i * vocab]
+        peak = max(row)
+        log_z = peak + math.log(sum(math.exp(v - peak) for v in row))
+        worst = max(worst, abs(scored["token_logprobs"][i] - (row[prompt_ids[i]] - log_z)))
+    check(scored is not None and len(scored["token_logprobs"]) == len(prompt_ids) and
+          scored["token_logprobs"][0] is None and scored["top_logprobs"][0] is None and
+          worst < 1e-5 and reply["choices"][0]["token_ids"] == [],
+          "echo, max_tokens 0: %s (largest difference %g)" % (str(reply)[:300], worst))
+    status, reply = server.post("/v1/completions", dict(requests[2], logprobs=3, echo=True))
+    echoed = reply["choices"][0] if status == 200 else None
+    n = len(prompt_ids)
+    check(echoed is not None and scored is not None and logprobs is not None and
+          echoed["logprobs"]["token_logprobs"][:n] == scored["token_logprobs"] and
+          echoed["logprobs"]["token_logprobs"][n:] == logprobs["token_logprobs"] and
+          echoed["text"].endswith(alone[2]["text"]) and
+          echoed["logprobs"]["text_offset"][n] == len(echoed["text"]) - len(alone[2]["text"]),
+          "echo with tokens: %s" % str(reply)[:300])
     # Penalties: a greedy request with presence and frequency penalties gives
     # the executable's tokens under the same flags, each token the argmax of
     # its step's logits (the executable's --output) less the penalties of
@@ -287,7 +319,10 @@ def decoder_tests(tmc, work):
          "max_token"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "logprobs": 6}), 400, "logprobs"),
         ("POST", "/v1/completions", json.dumps({"prompt": ["a", "b"]}), 400, "prompt"),
-        ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True}), 400, "echo"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "echo": True, "stream": True}),
+         400, "echo"),
+        ("POST", "/v1/completions", json.dumps({"prompt": [1], "max_tokens": 0}), 400,
+         "max_tokens"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "presence_penalty": 2.5}), 400,
          "presence_penalty"),
         ("POST", "/v1/completions", json.dumps({"prompt": [1], "frequency_penalty": "x"}), 400,
