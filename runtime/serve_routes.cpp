@@ -328,15 +328,15 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
   if (!request.contains("prompt"))
     throw BadField{"prompt", "prompt is required"};
   const json &prompt = request["prompt"];
-  // OpenAI clients send one prompt as a one-element list too.
-  // and one prompt of ids as a one-element list (lm-evaluation-harness does).
-  bool oneText =
+  // OpenAI clients send one prompt as a one-element list too, a text or (as
+  // lm-evaluation-harness does) a list of ids.
+  bool onePrompt =
       prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array());
   if (prompt.is_array() && prompt.size() > 1 && (prompt[0].is_string() || prompt[0].is_array()))
     throw BadField{"prompt", "prompt holds " + std::to_string(prompt.size()) +
                                  " prompts: this server completes one prompt a request (send "
                                  "each as its own request; they are batched together)"};
-  job->tokens = tokensOf(oneText ? prompt[0] : prompt, "prompt", desc, tokenizer);
+  job->tokens = tokensOf(onePrompt ? prompt[0] : prompt, "prompt", desc, tokenizer);
   // An encoder-decoder continues the prompt from a source (text or ids).
   if (desc.encoder_decoder) {
     if (!request.contains("source"))
