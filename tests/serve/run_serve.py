@@ -11,13 +11,19 @@ one's server on a free port and checks:
     request sent alone, and greedy ones equal the executable's own
     single-sequence run (`--tokens ... --max-new N`);
   - stop strings and stop_token_ids, the usage counts;
+  - logprobs (whole and streamed) and echo's prompt scores against the
+    log-softmax of the executable's own --output logits; presence and
+    frequency penalties against the executable under the same flags and
+    against its logits less the penalties;
   - malformed JSON, wrong types, unknown routes and methods, an oversize
-    body, prompts past max_seq, bad token ids, max_tokens past max_seq: each
-    a 4xx JSON error naming the field, and the server keeps serving;
+    body, prompts past max_seq, bad token ids, max_tokens past max_seq, a
+    field the route does not read: each a 4xx JSON error naming the field,
+    and the server keeps serving;
   - a client that disconnects mid-stream frees its slot (/metrics);
   - /health and /metrics (Prometheus text);
   - embeddings of a batch equal each input alone and the executable's
-    --output rows (mean-pooled here), classify equals the executable;
+    --output rows (mean-pooled here), base64 ones the floats, classify
+    equals the executable;
   - SIGTERM: the request in flight is answered, then the server exits 0;
   - an encoder-decoder's completions, each from its own source, together
     equal to alone and to the executable; a missing or bad source is a 400.
