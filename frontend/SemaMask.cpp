@@ -269,8 +269,8 @@ std::optional<MaskSpec> readMask(ValueReader &reader, const ast::Value &value,
   return MaskReader(reader, maxSeq, decoder).read(value);
 }
 
-void checkLayerMask(ValueReader &reader, const MaskSpec &mask, bool given,
-                    int64_t maxSeq, bool decoder) {
+void checkLayerMask(ValueReader &reader, const MaskSpec &mask, bool given, int64_t maxSeq,
+                    bool decoder, bool linformer) {
   if (!given || maxSeq <= 0)
     return;
   DiagnosticEngine &diags = reader.diagnostics();
@@ -292,8 +292,11 @@ void checkLayerMask(ValueReader &reader, const MaskSpec &mask, bool given,
     diags.warning(mask.loc,
                   "without 'causal', this decoder's mask lets positions attend to "
                   "later ones",
-                  "generating token by token will not match a full forward pass; "
-                  "add causal, e.g. mask = causal + padding");
+                  linformer ? "generating token by token will not match a full forward pass "
+                              "(linformer projects the whole sequence, so it takes no causal "
+                              "term; use attention = full with causal for a generating decoder)"
+                            : "generating token by token will not match a full forward pass; "
+                              "add causal, e.g. mask = causal + padding");
 }
 
 } // namespace tmc::sema

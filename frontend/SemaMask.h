@@ -28,8 +28,9 @@ std::optional<MaskSpec> readMask(ValueReader &reader, const ast::Value &value,
 /// Checks a layer's effective mask: no query row may be left without a key,
 /// and a decoder's mask should keep later positions hidden (a warning).
 /// `given` says whether the mask was written (else it is the default, which
-/// is always fine).
-void checkLayerMask(ValueReader &reader, const MaskSpec &mask, bool given,
-                    int64_t maxSeq, bool decoder);
+/// is always fine); `linformer`, that the layer's attention takes no causal
+/// term (the warning then does not suggest one).
+void checkLayerMask(ValueReader &reader, const MaskSpec &mask, bool given, int64_t maxSeq,
+                    bool decoder, bool linformer = false);
 
 } // namespace tmc::sema

@@ -217,9 +217,12 @@ void StackChecker::applyLayerKey(const ast::Assignment &a, LayerSpec &out) {
   }
 }
 
+/// linformer's k when the spec gives none.
+constexpr int64_t kDefaultLinformerK = 256;
+
 void StackChecker::readAttention(const ast::Value &value, LayerSpec &out) {
   static const StringRef k[] = {"k"};
-  const Choice choices[] = {{"full"}, {"linformer", k, k}};
+  const Choice choices[] = {{"full"}, {"linformer", k}};
   std::optional<Chosen> chosen = reader.choose(value, "attention", choices);
   if (!chosen)
     return;
@@ -227,14 +230,16 @@ void StackChecker::readAttention(const ast::Value &value, LayerSpec &out) {
     out.attention = AttentionKind::Full;
     return;
   }
-  const ast::Value &kValue = *chosen->arg("k");
-  std::optional<int64_t> rows = reader.integer(kValue, "k", 1);
+  // k defaults to 256 (the contract's `linformer(k = 256)`, the Linformer
+  // paper's), as rope's theta and a norm's eps default.
+  const ast::Value *kValue = chosen->arg("k");
+  std::optional<int64_t> rows = kValue ? reader.integer(*kValue, "k", 1) : kDefaultLinformerK;
   if (!rows)
     return;
   if (model.maxSeq > 0 && *rows > model.maxSeq) {
-    diags.error(kValue.loc,
-                "linformer k (" + Twine(*rows) + ") is larger than max_seq (" +
-                    Twine(model.maxSeq) + ")",
+    diags.error(kValue ? kValue->loc : value.loc,
+                "linformer k (" + Twine(*rows) + (kValue ? "" : ", the default") +
+                    ") is larger than max_seq (" + Twine(model.maxSeq) + ")",
                 "linformer projects at most max_seq keys down to k rows; use k = " +
                     Twine(model.maxSeq) + " or less");
     return;
@@ -365,7 +370,8 @@ void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
   }
   // A mask that failed to read has no location; its errors are reported.
   if (keys.concerns({"mask"}) && layer.mask.loc.isValid())
-    checkLayerMask(reader, layer.mask, keys.given("mask"), model.maxSeq, context.isDecoder);
+    checkLayerMask(reader, layer.mask, keys.given("mask"), model.maxSeq, context.isDecoder,
+                   layer.attention == AttentionKind::Linformer);
 }
 
 void StackChecker::checkLinformer(const LayerSpec &layer, const LayerKeys &keys) {

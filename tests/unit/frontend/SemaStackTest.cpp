@@ -245,8 +245,24 @@ TEST(SemaStackTest, Attention) {
   StackSpec all = encoderOf("layers = 1\nheads = 1\nattention = linformer(k = 32)\n");
   EXPECT_EQ(all.linformerK, 32); // k = max_seq is allowed
 
+  // k defaults to 256, which must fit max_seq too.
   Loaded k = load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer\n"));
-  EXPECT_THAT(k.diagnostics, HasSubstr("error: 'linformer' needs the argument 'k'"));
+  EXPECT_THAT(k.diagnostics,
+              HasSubstr("8:13: error: linformer k (256, the default) is larger than max_seq (32)"));
+  Loaded bare = load("model m {\n  vocab = 10\n  d_model = 8\n  max_seq = 300\n"
+                     "  encoder {\n    layers = 1\n    heads = 1\n    attention = linformer\n"
+                     "    layers 0..0 { attention = linformer() }\n  }\n}\n");
+  EXPECT_EQ(bare.result.errorCount, 0u) << bare.diagnostics;
+  ASSERT_TRUE(bare.result.spec);
+  EXPECT_EQ(bare.result.spec->encoder.layer(0).linformerK, 256);
+  // A linformer decoder without causal is warned about, without suggesting
+  // the causal term linformer refuses.
+  Loaded decoder = load("model m {\n  vocab = 10\n  d_model = 8\n  max_seq = 16\n"
+                        "  decoder {\n    layers = 1\n    heads = 1\n"
+                        "    attention = linformer(k = 4)\n    mask = padding\n  }\n}\n");
+  EXPECT_EQ(decoder.result.errorCount, 0u) << decoder.diagnostics;
+  EXPECT_THAT(decoder.diagnostics, HasSubstr("linformer projects the whole sequence"));
+  EXPECT_THAT(decoder.diagnostics, Not(HasSubstr("add causal")));
   Loaded large =
       load(encoderSpec("", "layers = 1\nheads = 1\nattention = linformer(k = 33)\n"));
   EXPECT_EQ(large.result.errorCount, 1u);
