@@ -287,6 +287,8 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
     const bool prefill = !a.prefilled;
     a.prefilled = true;
     bool finished = true;
+    if (ok && generating && prefill && a.job->echo && a.job->logprobs >= 0)
+      a.job->setPromptLogprobs(promptLogprobs(values, width, desc.vocab, *a.job));
     if (!ok) {
       a.job->finish("error", error);
       ++failed;
@@ -295,13 +297,9 @@ void Engine::step(std::vector<Active> *active, std::vector<int32_t> *freeSlots) 
       ++done;
     } else if (prefill && a.job->maxTokens == 0) {
       // An echo that generates nothing (a prompt scored, not continued).
-      if (a.job->echo && a.job->logprobs >= 0)
-        a.job->setPromptLogprobs(promptLogprobs(values, width, desc.vocab, *a.job));
       a.job->finish("length");
       ++done;
     } else {
-      if (prefill && a.job->echo && a.job->logprobs >= 0)
-        a.job->setPromptLogprobs(promptLogprobs(values, width, desc.vocab, *a.job));
       values += (rows - 1) * width; // the last row's logits choose the next token
       std::optional<int32_t> token = a.sampler->next(values, desc.vocab, &error);
       if (!token) {

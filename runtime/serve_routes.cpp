@@ -533,7 +533,7 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       }
     }
     std::string text = progress->text;
-    json logprobs = logprobsOf(0, progress->used);
+    json logprobs = job->echo ? json(nullptr) : logprobsOf(0, progress->used);
     if (job->echo) {
       // The prompt as the model read it (its tokens decoded), each token's
       // offset the length of the tokens before it decoded.

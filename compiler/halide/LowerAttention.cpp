@@ -98,8 +98,7 @@ LoweredKernel lowerAttention(const KernelDesc &kernel, const Schedule &schedule)
 
   const int vw = schedule.vectorWidth;
   const int dw = vectorWidthFor(headDim, vw);
-  const TailStrategy dTail =
-      headDim % dw == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
+  const TailStrategy dTail = vectorTail(headDim, dw);
   Var io("io"), ii("ii"), task("task");
   const bool decodeDots = schedule.queryTile == 1 && dw > 1 && headDim % dw == 0;
   // A serial decoding step's variant (decodeRowsAttentionSchedule: a

@@ -236,7 +236,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   const int vw = schedule.vectorWidth;
   const int dw = vectorWidthFor(headDim, vw);
   const int jw = vectorWidthFor(block, vw);
-  const TailStrategy dTail = headDim % dw == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
+  const TailStrategy dTail = vectorTail(headDim, dw);
   // One parallel task per (head, query tile). Each task walks the tile's key
   // blocks; the keys it reads are transposed once for every head before the
   // walk (keys_at=0) or per query tile and visited block (keys_at=1), so no

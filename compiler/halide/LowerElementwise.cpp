@@ -371,12 +371,8 @@ LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule
   int vw = vectorWidthFor(kernel.width, schedule.vectorWidth);
   out.vectorize(c, vw);
   // A width that is not a whole number of vectors (24 on AVX-512) takes its
-  // last vector guarded: the update's default tail for a pure variable is
-  // RoundUp, which wrote past the output's row (the pure definition's
-  // ShiftInwards recomputes the overlap, which a sum cannot).
-  const TailStrategy tail =
-      kernel.width % vw == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
-  out.update().reorder(c, rt, r).vectorize(c, vw, tail);
+  // last vector guarded (the update's default wrote past the output's row).
+  out.update().reorder(c, rt, r).vectorize(c, vw, vectorTail(kernel.width, vw));
   return {out, args, {out}};
 }
 

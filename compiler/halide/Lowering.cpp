@@ -75,6 +75,10 @@ void constrainOutput(Func &output, const BufferShape &shape) {
   }
 }
 
+TailStrategy vectorTail(int64_t extent, int width) {
+  return extent % width == 0 ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
+}
+
 Expr applyActivation(const Expr &x, const std::string &kind) {
   if (kind == "relu")
     return max(x, 0.0f);

@@ -42,6 +42,12 @@ Halide::ImageParam makeInput(const BufferShape &shape, const std::string &name,
 Halide::Expr keyValueElement(const Halide::Expr &stored, const KernelDesc &kernel);
 /// Declares the output buffer's static extents and dense strides.
 void constrainOutput(Halide::Func &output, const BufferShape &shape);
+
+/// The tail of `extent` values split into vectors of `width`: RoundUp where
+/// whole vectors cover it, else GuardWithIf. (An update stage's default for
+/// a pure variable is RoundUp, which writes past an output it does not
+/// divide; ShiftInwards would add the overlap of a sum twice.)
+Halide::TailStrategy vectorTail(int64_t extent, int width);
 /// Estimates of a buffer whose extents are all known: [0, extent) each.
 Halide::Region estimatesOf(const BufferShape &shape);
 /// act(x) for "none", "relu", "gelu", "gelu_tanh", "silu", "tanh".
