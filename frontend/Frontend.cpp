@@ -36,6 +36,16 @@ static LoadedSpec loadBuffer(std::unique_ptr<MemoryBuffer> buffer,
   result.errorCount = diags.errorCount();
   result.warningCount = diags.warningCount();
   result.unlocatedCount = diags.unlocatedCount();
+  // A flag has no place in the spec to point at: said against the file, as
+  // the spec's own `kv_cache` key is warned about at its line (Sema.cpp).
+  if (result.spec && overrides.kvCache && !result.spec->decoder.present) {
+    SMDiagnostic(result.sourceMgr->getMemoryBuffer(id)->getBufferIdentifier(),
+                 SourceMgr::DK_Warning,
+                 "--kv-cache has no effect without a decoder: an encoder keeps no key/value "
+                 "cache")
+        .print(nullptr, diagnostics);
+    ++result.warningCount;
+  }
   return result;
 }
 

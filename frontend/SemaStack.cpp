@@ -45,6 +45,10 @@ struct LayerKeys {
   const KeyMap &stack;
   const KeyMap *override = nullptr;
   SMLoc blockLoc; ///< of the block the layer's keys come from
+  /// For the stack's own values: its `layers A..B { }` blocks, and its layer
+  /// count (concerns()).
+  ArrayRef<ast::LayerOverride> overrides = {};
+  int64_t layers = 0;
 
   const ast::Assignment *get(StringRef key) const {
     if (override)
@@ -54,11 +58,33 @@ struct LayerKeys {
   }
   bool given(StringRef key) const { return get(key) != nullptr; }
   bool fromOverride(StringRef key) const { return override && override->count(key); }
-  /// Whether a rule over `keys` needs checking: always for the stack's own
-  /// values; for an override only when it sets one of them, because the
-  /// stack's check already covered the rest.
+  /// Whether a rule over `keys` needs checking: for an override only when it
+  /// sets one of them, because the stack's check already covered the rest;
+  /// for the stack's own values unless every layer's block sets one of them,
+  /// so that no layer takes them all from the stack (a stack whose heads do
+  /// not divide d_model, where every layer's block sets head_dim).
   bool concerns(std::initializer_list<StringRef> keys) const {
-    return !override || any_of(keys, [&](StringRef key) { return fromOverride(key); });
+    if (override)
+      return any_of(keys, [&](StringRef key) { return fromOverride(key); });
+    return !everyLayerSetsOneOf(keys);
+  }
+
+private:
+  bool everyLayerSetsOneOf(std::initializer_list<StringRef> keys) const {
+    SmallVector<std::pair<int64_t, int64_t>, 4> ranges;
+    for (const ast::LayerOverride &o : overrides)
+      if (o.first >= 0 && o.first <= o.last && any_of(o.assignments, [&](const ast::Assignment &a) {
+            return is_contained(keys, StringRef(a.key));
+          }))
+        ranges.emplace_back(o.first, o.last);
+    llvm::sort(ranges);
+    int64_t next = 0; // the first layer no range so far covers
+    for (auto [first, last] : ranges) {
+      if (first > next)
+        break;
+      next = std::max(next, last + 1);
+    }
+    return layers > 0 && next >= layers;
   }
 };
 
@@ -122,7 +148,7 @@ void StackChecker::check(StackSpec &out) {
                   "add " + Twine(required) + " = ... to the " + stack.kind + " block");
 
   LayerSpec written = out;
-  resolveLayer(out, LayerKeys{keys, nullptr, stack.loc});
+  resolveLayer(out, LayerKeys{keys, nullptr, stack.loc, stack.overrides, out.layers});
   lastNorm = keys.lookup("norm");
   if (out.layers > 0)
     out.layerSpecs.assign(static_cast<size_t>(out.layers), static_cast<const LayerSpec &>(out));
@@ -303,7 +329,7 @@ void StackChecker::resolveLayer(LayerSpec &layer, const LayerKeys &keys) {
     if (!keys.given("head_dim") && model.dModel > 0) {
       if (model.dModel % layer.heads == 0)
         layer.headDim = model.dModel / layer.heads;
-      else if (keys.concerns({"heads"}))
+      else if (keys.concerns({"heads", "head_dim"}))
         diags.error(valueLoc("heads"),
                     "heads (" + Twine(layer.heads) + ") must divide d_model (" +
                         Twine(model.dModel) + ")",

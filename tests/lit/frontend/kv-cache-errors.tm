@@ -8,6 +8,10 @@
 # RUN: not %tmc check %s 2>&1 | FileCheck --strict-whitespace %s
 # RUN: not %tmc check --kv-cache=f32 %s 2>&1 | FileCheck --strict-whitespace %s
 # RUN: %tmc check %S/Inputs/kv-cache-encoder.tm 2>&1 | FileCheck %s --check-prefix=ENCODER
+# The flag on a model without a decoder is warned about too (against the file:
+# a flag has no line), and the model stays f32.
+# RUN: %tmc check --kv-cache=bf16 %examples/encoder-tiny.tm 2>&1 \
+# RUN:   | FileCheck %s --check-prefix=FLAG
 
 model m {
   vocab = 100
@@ -46,3 +50,6 @@ model m {
 # ENCODER: note: an encoder attends to its whole input at once and keeps no key/value cache
 # ENCODER: model 'e' is valid
 # ENCODER: KV-cache bytes  0 (f32, max_seq = 64)
+# FLAG: encoder-tiny.tm: warning: --kv-cache has no effect without a decoder: an encoder keeps no key/value cache
+# FLAG: model 'encoder_tiny' is valid
+# FLAG: KV-cache bytes  0 (f32,

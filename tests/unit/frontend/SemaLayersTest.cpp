@@ -121,6 +121,31 @@ TEST(SemaLayersTest, AStackErrorIsNotRepeatedPerOverride) {
   EXPECT_THAT(loaded.diagnostics, HasSubstr("7:9: error: heads (5) must divide d_model (64)"));
 }
 
+TEST(SemaLayersTest, AStackRuleNoLayerTakesWholeIsNotChecked) {
+  // Every layer's block sets head_dim or its own heads: no layer takes the
+  // stack's heads with the head_dim they would give, so 5 need not divide 64.
+  StackSpec covered = encoderOf("layers = 3\nheads = 5\n"
+                                "layers 0..1 { head_dim = 8 }\n"
+                                "layers 2..2 { heads = 4 }\n");
+  EXPECT_EQ(covered.layer(0).heads, 5);
+  EXPECT_EQ(covered.layer(0).headDim, 8);
+  EXPECT_EQ(covered.layer(2).heads, 4);
+  EXPECT_EQ(covered.layer(2).headDim, 16);
+  // One layer left to the stack's values: the stack's error stands, once.
+  Loaded gap = load(encoderSpec("", "layers = 3\nheads = 5\n"
+                                    "layers 0..0 { head_dim = 8 }\n"
+                                    "layers 2..2 { head_dim = 8 }\n"));
+  EXPECT_EQ(gap.result.errorCount, 1u) << gap.diagnostics;
+  EXPECT_THAT(gap.diagnostics, HasSubstr("7:9: error: heads (5) must divide d_model (64)"));
+  // Blocks that set other keys do not cover the rule.
+  Loaded other = load(encoderSpec("", "layers = 1\nheads = 5\nlayers 0..0 { ffn = gelu }\n"));
+  EXPECT_EQ(other.result.errorCount, 1u) << other.diagnostics;
+  // The same for kv_heads: every layer sets its own heads, each dividing.
+  StackSpec kv = encoderOf("layers = 2\nheads = 4\nkv_heads = 3\n"
+                           "layers 0..1 { heads = 6; head_dim = 8 }\n");
+  EXPECT_EQ(kv.layer(1).kvHeads, 3);
+}
+
 TEST(SemaLayersTest, PreNormLastLayerNeedsFinalNorm) {
   Loaded last = load(encoderSpec(
       "", "layers = 2\nheads = 4\nlayers 1..1 { norm = pre(layernorm) }\n"));
