@@ -231,8 +231,11 @@ def plan(config, rng):
     source_length and max_new."""
     enc, dec = config["encoder"], config["decoder"]
     n, vocab, segments = config["max_seq"], config["vocab"], config["segments"]
-    generates = dec is not None and config["output"]["kind"] == "lm_head"
-    prompt = min(16, n - NEW_TOKENS) if generates else 16
+    # A generating decoder decodes NEW_TOKENS after its prompt where max_seq
+    # leaves room for both, else half of max_seq (none at max_seq 1).
+    new = NEW_TOKENS if n >= NEW_TOKENS + 2 else n // 2
+    generates = dec is not None and config["output"]["kind"] == "lm_head" and new > 0
+    prompt = min(16, n - new) if generates else min(16, n)
 
     def tokens(count):
         return [rng.randrange(vocab) for _ in range(count)]
@@ -243,17 +246,20 @@ def plan(config, rng):
     runs = []
     if enc and dec:
         runs.append(dict(tokens=tokens(prompt), source=tokens(n), segments=segs(n),
-                         max_new=NEW_TOKENS if generates else 0))
-        runs.append(dict(tokens=tokens(n), source=tokens(n - 7), segments=segs(n - 7),
-                         source_length=(n - 7) // 2))
-        runs.append(dict(tokens=tokens(1), source=tokens(3), segments=segs(3), source_length=2))
+                         max_new=new if generates else 0))
+        padded = max(2, n - 7)  # a source padded to about half its rows
+        runs.append(dict(tokens=tokens(n), source=tokens(padded), segments=segs(padded),
+                         source_length=padded // 2))
+        short = min(3, n)
+        runs.append(dict(tokens=tokens(1), source=tokens(short), segments=segs(short),
+                         source_length=max(1, short - 1)))
     elif enc:
         runs.append(dict(tokens=tokens(n), segments=segs(n)))
-        count = (2 * n) // 3
+        count = max(1, (2 * n) // 3)
         runs.append(dict(tokens=tokens(count), segments=segs(count), length=count // 2 + 1))
         runs.append(dict(tokens=tokens(1), segments=segs(1)))
     else:
-        runs.append(dict(tokens=tokens(prompt), max_new=NEW_TOKENS if generates else 0))
+        runs.append(dict(tokens=tokens(prompt), max_new=new if generates else 0))
         runs.append(dict(tokens=tokens(n)))
         runs.append(dict(tokens=tokens(1)))
     return runs
