@@ -98,6 +98,10 @@ std::vector<std::tuple<int64_t, int64_t, json>> layerGroups(const StackSpec &sta
 
 json stackJson(const StackSpec &stack, int64_t parameters, double prefillFlops) {
   json j = layerJson(stack);
+  // The stack block's heads may leave it no head_dim of its own where every
+  // layer's override sets one (frontend/SemaStack.cpp): null, not 0.
+  if (stack.headDim <= 0)
+    j["head_dim"] = nullptr;
   j["layers"] = stack.layers;
   j["final_norm"] = stack.finalNorm ? normText(*stack.finalNorm) : "none";
   j["cross_attention"] = stack.crossAttention;
