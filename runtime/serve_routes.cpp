@@ -56,6 +56,17 @@ const OffOnlyField kCompletionOffOnly[] = {
     {"logit_bias", "{}", [](const json &v) { return nullOr(v, json::object()); }},
 };
 
+/// A client's value as an error message quotes it: JSON, ASCII (escapes
+/// for the rest), cut to kShownChars (a 5000-character suffix or a list of
+/// 300 ids is not worth echoing whole).
+std::string shown(const json &value) {
+  constexpr size_t kShownChars = 60;
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
+  if (text.size() > kShownChars)
+    text = text.substr(0, kShownChars) + "...";
+  return text;
+}
+
 /// Refuses a field the route does not read: ignored, it would change what
 /// the client gets without a word (a typo such as "max_token" silently
 /// taking the default, logprobs asked for and never sent).
@@ -71,7 +82,7 @@ void checkFields(const json &request, const std::string &route,
     if (rule != offOnly.end()) {
       if (rule->isOff(*it))
         continue;
-      throw BadField{key, key + " " + it->dump() + " is not supported by this server (" + route +
+      throw BadField{key, key + " " + shown(*it) + " is not supported by this server (" + route +
                               " takes it only as " + rule->off + ")"};
     }
     std::string known;
@@ -655,7 +666,7 @@ Reply Routes::encode(const std::string &body, bool classify,
   }
   if (auto it = request.find("dimensions");
       !classify && it != request.end() && !it->is_null() && *it != desc.output_width)
-    throw BadField{"dimensions", "dimensions " + it->dump() + ": this model's embeddings have " +
+    throw BadField{"dimensions", "dimensions " + shown(*it) + ": this model's embeddings have " +
                                      std::to_string(desc.output_width) +
                                      " values (shortening them is not supported)"};
   std::vector<std::shared_ptr<Job>> jobs;

@@ -357,6 +357,12 @@ def decoder_tests(tmc, work):
               "%s %s %r: %s %s" % (method, path, (raw or "")[:60], status, text[:200]))
         if param:
             check(error and error.get("param") == param, "%s: param %s" % (text[:200], param))
+    # A refused value is quoted cut short, not echoed whole.
+    status, _, text = server.request("POST", "/v1/completions",
+                                     raw=json.dumps({"prompt": [1], "suffix": "a" * 5000}))
+    message = json.loads(text)["error"]["message"] if status == 400 else ""
+    check(message.startswith("suffix \"aaa") and "..." in message and len(message) < 200,
+          "a long refused value: %s %s" % (status, text[:300]))
     # Still serving, with the same answer.
     check(completion(server, requests[2]) == alone[2], "the server changed after bad requests")
     # The unimplemented fields at their "off" values, as clients such as
