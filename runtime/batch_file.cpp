@@ -284,9 +284,8 @@ int runBatchFile(const std::string &path, const tmr_model_desc &desc,
       std::vector<int32_t> generated = jobs[i]->generated();
       line["generated"] = generated;
       line["finish_reason"] = jobs[i]->finishReason();
-      std::string decoded;
-      if (tokenizer && tokenizer->decode(generated, &decoded, &error))
-        line["text"] = decoded;
+      if (tokenizer)
+        line["text"] = tokenizer->decodeKnown(generated);
     } else {
       std::vector<float> out = jobs[i]->output();
       json rows = json::array();

@@ -202,12 +202,13 @@ int runMain(int argc, char **argv) {
                          std::to_string(tokenizer->vocabSize() - 1) +
                          ", but the model's vocabulary is [0, " + std::to_string(desc->vocab) +
                          ")");
-    // The other way, ids the model can produce must be the tokenizer's, or
-    // generated text cannot be printed. A GPT-2 BPE vocabulary may be smaller:
-    // decoders pad their embedding table (50257 ids to 50304) with ids never
-    // generated. A WordPiece vocab.txt is the model's table line for line, so
-    // fewer lines mean another model's vocabulary, found now rather than when
-    // a generated id has no text.
+    // The other way, ids the model can produce should be the tokenizer's. A
+    // GPT-2 BPE vocabulary may be smaller: decoders pad their embedding table
+    // (50257 ids to 50304) with ids a trained model all but never generates;
+    // one that does adds no text (Tokenizer::decodeKnown, with a warning). A
+    // WordPiece vocab.txt is the model's table line for line, so fewer lines
+    // mean another model's vocabulary, found now rather than when a generated
+    // id has no text.
     if (tokenizer->kind() == "wordpiece" && tokenizer->vocabSize() < desc->vocab)
       return reportError("--tokenizer " + options.tokenizer + ": its WordPiece vocabulary has " +
                          std::to_string(tokenizer->vocabSize()) + " tokens, but the model's has " +
@@ -375,10 +376,17 @@ int runMain(int argc, char **argv) {
                 compiledIsa());
   }
   if (tokenizer && maxNew > 0 && !options.json) {
-    std::string text;
-    if (!tokenizer->decode(generated, &text, &error))
-      return reportError(error);
+    size_t dropped = 0;
+    std::string text = tokenizer->decodeKnown(generated, &dropped);
     std::printf("text: %s\n", text.c_str());
+    if (dropped > 0)
+      std::fprintf(stderr,
+                   "warning: %zu generated token(s) have no text in --tokenizer %s (ids past its "
+                   "vocabulary of %lld, which the model's %lld pads): left out of the text, listed "
+                   "in generated\n",
+                   dropped, options.tokenizer.c_str(),
+                   static_cast<long long>(tokenizer->vocabSize()),
+                   static_cast<long long>(desc->vocab));
   }
   return 0;
 }

@@ -447,9 +447,10 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       return true;
     p.offsets.push_back(p.text.size());
     ++p.used;
-    if (tokenizer &&
-        !tokenizer->decode(std::span<const int32_t>(p.received.data(), p.used), &p.text, error))
-      return false;
+    // An id the tokenizer lacks (a padded vocabulary's) adds no text; the
+    // reply's token_ids still carry it.
+    if (tokenizer)
+      p.text = tokenizer->decodeKnown(std::span<const int32_t>(p.received.data(), p.used));
     size_t cut = sendable(p.text, stops, false, &p.stopped);
     if (p.stopped) { // the tokens after the one that completed a stop string are dropped
       p.text.resize(cut);
@@ -551,9 +552,8 @@ Reply Routes::completions(const std::string &body, const std::function<bool()> &
       std::string promptText;
       std::vector<size_t> offsets(job->tokens.size(), 0);
       for (size_t i = 0; tokenizer && i <= job->tokens.size(); ++i) {
-        std::string prefix;
-        if (!tokenizer->decode(std::span<const int32_t>(job->tokens.data(), i), &prefix, &error))
-          return errorReply(500, error);
+        std::string prefix =
+            tokenizer->decodeKnown(std::span<const int32_t>(job->tokens.data(), i));
         if (i < offsets.size())
           offsets[i] = prefix.size();
         else

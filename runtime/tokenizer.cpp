@@ -147,6 +147,28 @@ bool readWordPieceConfig(const std::string &path, WordPieceOptions *options, std
 
 } // namespace
 
+std::string Tokenizer::decodeKnown(std::span<const int32_t> ids, size_t *dropped) const {
+  std::string text, error;
+  if (dropped)
+    *dropped = 0;
+  if (decode(ids, &text, &error))
+    return text;
+  // Some id has no text: decoded again without the ids that fail alone.
+  std::vector<int32_t> known;
+  known.reserve(ids.size());
+  for (int32_t id : ids) {
+    std::string piece;
+    if (decode(std::span<const int32_t>(&id, 1), &piece, &error))
+      known.push_back(id);
+    else if (dropped)
+      ++*dropped;
+  }
+  text.clear();
+  if (!decode(known, &text, &error))
+    text.clear(); // every id decodes alone: not reached by this repository's tokenizers
+  return text;
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::open(const std::string &dir, std::string *error) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -73,6 +73,14 @@ public:
   virtual bool decode(std::span<const int32_t> ids, std::string *text,
                       std::string *error) const = 0;
 
+  /// decode() of the ids this tokenizer has text for: an id it lacks (a
+  /// model's vocabulary padded beyond the tokenizer's, as nanoGPT pads
+  /// GPT-2's 50257 to 50304: ids a model may still generate or be given) is
+  /// left out, as Hugging Face's decoders skip ids they do not know, and
+  /// counted in *dropped. For a generated or echoed text, where the ids are
+  /// the model's to choose and the reply carries them too.
+  std::string decodeKnown(std::span<const int32_t> ids, size_t *dropped = nullptr) const;
+
   /// Number of ids (highest id + 1).
   virtual int64_t vocabSize() const = 0;
 

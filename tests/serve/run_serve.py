@@ -26,7 +26,9 @@ one's server on a free port and checks:
     equals the executable;
   - SIGTERM: the request in flight is answered, then the server exits 0;
   - an encoder-decoder's completions, each from its own source, together
-    equal to alone and to the executable; a missing or bad source is a 400.
+    equal to alone and to the executable; a missing or bad source is a 400;
+  - a vocabulary padded past the tokenizer's: its ids add no text to an
+    echoed prompt, are named token_id:ID in logprobs, and are no 5xx.
 Bounded in count and time: a few hundred requests, about a minute.
 """
 
@@ -536,10 +538,45 @@ def encoder_decoder_tests(tmc, work):
     check(code == 0, "encoder-decoder server exit %s: %s" % (code, err[-3000:]))
 
 
+PADDED_SPEC = """model padded {
+  vocab = 50304
+  d_model = 16
+  max_seq = 16
+  output = lm_head(tied = true)
+  decoder { layers = 1; heads = 2; d_ff = 32 }
+}
+"""
+
+
+def padded_vocabulary_tests(tmc, work):
+    """A vocabulary padded past its tokenizer's (GPT-2's 50257 ids to 50304,
+    as nanoGPT's): ids 50257.. have no text; a reply leaves them out of it
+    and keeps them in its ids, never a 5xx."""
+    spec = os.path.join(work, "padded.tm")
+    with open(spec, "w") as f:
+        f.write(PADDED_SPEC)
+    exe, weights = build(tmc, work, spec, "padded")
+    server = Server(exe, weights, "--tokenizer", TOKENIZER)
+    the = 464  # "The"
+    status, reply = server.post("/v1/completions", {"prompt": [the, 50300, the], "max_tokens": 2,
+                                                    "echo": True, "logprobs": 1,
+                                                    "temperature": 0})
+    check(status == 200, "padded ids in an echoed prompt: %s %s" % (status, reply))
+    if status == 200:
+        choice = reply["choices"][0]
+        check(choice["text"].startswith("TheThe"), "padded: echoed text %r" % choice["text"])
+        tokens = choice["logprobs"]["tokens"]
+        check(tokens[:3] == ["The", "token_id:50300", "The"], "padded: logprobs tokens %r" % tokens)
+        check(choice["logprobs"]["text_offset"][:3] == [0, 3, 3],
+              "padded: offsets %r" % choice["logprobs"]["text_offset"])
+    server.stop()
+
+
 def main():
     tmc, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
     start = time.time()
+    padded_vocabulary_tests(tmc, work)
     decoder_tests(tmc, work)
     encoder_tests(tmc, work)
     encoder_decoder_tests(tmc, work)

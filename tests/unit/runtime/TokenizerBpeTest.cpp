@@ -123,6 +123,19 @@ TEST(TokenizerBpe, DecodeRejectsIdsOutsideTheVocabulary) {
   EXPECT_THAT(error, HasSubstr("token id -1"));
 }
 
+TEST(TokenizerBpe, DecodeKnownLeavesOutIdsPastTheVocabulary) {
+  // A model padded to 50304 ids may generate, or be given, 50257..50303.
+  std::vector<int32_t> ids = gpt2().encode("Hello world");
+  std::vector<int32_t> padded = {50300, ids[0], 50257, ids[1], 50303};
+  size_t dropped = 99;
+  EXPECT_EQ(gpt2().decodeKnown(padded, &dropped), "Hello world");
+  EXPECT_EQ(dropped, 3u);
+  EXPECT_EQ(gpt2().decodeKnown(ids, &dropped), "Hello world");
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_EQ(gpt2().decodeKnown(std::vector<int32_t>{-1, 60000}, &dropped), "");
+  EXPECT_EQ(dropped, 2u);
+}
+
 /// encoder.json for the 256 byte symbols (GPT-2's bytes_to_unicode; byte b
 /// gets id b) plus `extra` tokens from id 256 on.
 std::string tinyEncoderJson(const std::vector<std::string> &extra) {
