@@ -381,9 +381,9 @@ int runMain(int argc, char **argv) {
     std::printf("text: %s\n", text.c_str());
     if (dropped > 0)
       std::fprintf(stderr,
-                   "warning: %zu generated token(s) have no text in --tokenizer %s (ids past its "
-                   "vocabulary of %lld, which the model's %lld pads): left out of the text, listed "
-                   "in generated\n",
+                   "warning: %zu generated token(s) are ids --tokenizer %s lacks (its vocabulary "
+                   "has %lld ids, the model's %lld): left out of the text; 'generated' lists "
+                   "them\n",
                    dropped, options.tokenizer.c_str(),
                    static_cast<long long>(tokenizer->vocabSize()),
                    static_cast<long long>(desc->vocab));

@@ -165,7 +165,7 @@ std::string Tokenizer::decodeKnown(std::span<const int32_t> ids, size_t *dropped
   }
   text.clear();
   if (!decode(known, &text, &error))
-    text.clear(); // every id decodes alone: not reached by this repository's tokenizers
+    text.clear(); // not expected: each of them decoded alone
   return text;
 }
 
