@@ -247,9 +247,9 @@ def plan(config, rng):
     if enc and dec:
         runs.append(dict(tokens=tokens(prompt), source=tokens(n), segments=segs(n),
                          max_new=new if generates else 0))
-        padded = max(2, n - 7)  # a source padded to about half its rows
+        padded = min(n, max(2, n - 7))  # a source padded to about half its rows
         runs.append(dict(tokens=tokens(n), source=tokens(padded), segments=segs(padded),
-                         source_length=padded // 2))
+                         source_length=max(1, padded // 2)))
         short = min(3, n)
         runs.append(dict(tokens=tokens(1), source=tokens(short), segments=segs(short),
                          source_length=max(1, short - 1)))
