@@ -363,17 +363,29 @@ LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule
   Var c("c"), r("r");
   RDom rt(0, valid, "rt");
   Func out("seq_project");
-  out(c, r) = 0.0f;
-  out(c, r) += e(rt, r) * x(c, rt);
-  constrainOutput(out, sig.back());
-  if (schedule.gpu)
+  if (schedule.gpu) {
+    out(c, r) = 0.0f;
+    out(c, r) += e(rt, r) * x(c, rt);
+    constrainOutput(out, sig.back());
     return {out, args, {out}};
+  }
+  // The sum in a row of its own, then the output row: an update that reads
+  // the output buffer back took Halide 14's aligned vector loads (vmovaps)
+  // whatever the buffer's declared host alignment, and a call whose rows
+  // start off 64 bytes (the arena at offset index x T for a T not a multiple
+  // of 4: a Linformer encoder's source of 34 tokens) faulted.
+  Func sum("seq_project_sum");
+  sum(c, r) = 0.0f;
+  sum(c, r) += e(rt, r) * x(c, rt);
+  out(c, r) = sum(c, r);
+  constrainOutput(out, sig.back());
   int vw = vectorWidthFor(kernel.width, schedule.vectorWidth);
   out.vectorize(c, vw);
+  sum.compute_at(out, r).vectorize(c, vw);
   // A width that is not a whole number of vectors (24 on AVX-512) takes its
-  // last vector guarded (the update's default wrote past the output's row).
-  out.update().reorder(c, rt, r).vectorize(c, vw, vectorTail(kernel.width, vw));
-  return {out, args, {out}};
+  // last vector guarded (the update's default wrote past the row).
+  sum.update().reorder(c, rt).vectorize(c, vw, vectorTail(kernel.width, vw));
+  return {out, args, {out, sum}};
 }
 
 LoweredKernel lowerPool(const KernelDesc &kernel, const Schedule &schedule) {
