@@ -383,7 +383,8 @@ LoweredKernel lowerSeqProject(const KernelDesc &kernel, const Schedule &schedule
   out.vectorize(c, vw);
   sum.compute_at(out, r).vectorize(c, vw);
   // A width that is not a whole number of vectors (24 on AVX-512) takes its
-  // last vector guarded (the update's default wrote past the row).
+  // last vector guarded: the update's default, RoundUp, would sum lanes past
+  // the row's width, beyond the rows of x it reads.
   sum.update().reorder(c, rt).vectorize(c, vw, vectorTail(kernel.width, vw));
   return {out, args, {out, sum}};
 }
