@@ -11,12 +11,15 @@
 // sequence length.
 //
 // Blocks no query of the tile can see are never visited: the loop over
-// blocks is bounded by the tile's causal/padding/window interval, and with
-// global mask terms a block outside the window interval is visited only if
-// it holds a global key or the tile holds a global query. Inside a visited
-// block the mask decides per (query, key) as in the one-pass form. Random
-// keys in blocks the walk skips are gathered one by one per query, their
-// scores, weights and values absorbed as one more block: visiting every
+// blocks is bounded by the tile's causal/padding/window interval. Inside a
+// visited block the mask decides per (query, key) as in the one-pass form.
+// Up to 8 global tokens are not walked: their keys are gathered per query
+// like random ones (below), and their query rows, which see every key, are
+// computed apart before the tasks, in a softmax of two passes over one row
+// of scores per token and head. With more, a block outside the window
+// interval is visited if it holds a global key or the tile holds a global
+// query. Random keys in blocks the walk skips are gathered one by one per
+// query, their scores, weights and values absorbed as one more block: visiting every
 // block one of a tile's queries drew a key in made BigBird-style attention
 // nearly dense past a few thousand keys (2.4 s at 16k tokens against 0.8 s
 // for a Longformer mask; now linear, bench/e2e/long_context.py).
@@ -104,6 +107,19 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   blockAcc(c, i, h, kb) = 0.0f;
   blockAcc(c, i, h, kb) += weight(rj, i, h, kb) * keyValueElement(v(c, h / group, rKey), kernel);
 
+  // A few global tokens are not walked: their keys are gathered per query
+  // with the random ones (below), their query rows computed apart over every
+  // key (globalRows). Walked, every tile visited the block of a global key
+  // for its few keys, and the tile of a global query every block: the
+  // long-context Longformer (window 256, 4 globals, 4096 tokens) spent 1.3x
+  // the attention time of the same window without globals. Many global
+  // tokens (past kSeparateGlobals) are cheaper visited as blocks than
+  // gathered one by one.
+  constexpr size_t kSeparateGlobals = 8;
+  const size_t globalCount = mask.globals.size();
+  const bool separateGlobals = globalCount > 0 && globalCount <= kSeparateGlobals;
+  auto globalAt = [&mask](size_t t) { return static_cast<int>(mask.globals[t]); };
+
   // Which blocks the tile `io` visits. Causal, padding and window bounds
   // are monotone in the position: the tile's first and last queries bound it.
   Expr firstPos = keys - queries + io * tile;
@@ -126,7 +142,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     // not make a block visited: each query gathers its own below (a tile's
     // 32 queries drawing 3 keys each would otherwise visit up to 96 blocks,
     // nearly all of them past a few thousand keys).
-    walkVisits = [&mask, &length, &stored, &keys, block](Expr kb, Expr tileFirst, Expr tileLast) {
+    walkVisits = [&mask, &length, &stored, &keys, block, separateGlobals](Expr kb, Expr tileFirst,
+                                                                          Expr tileLast) {
       MaskDesc bounds = mask;
       bounds.window = bounds.dilated = 0;
       bounds.globals.clear();
@@ -141,10 +158,11 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
         Expr wLast = visibleKeys(windows, tileLast, length, stored, keys).second;
         seen = seen || (kb >= wFirst / block && kb <= wLast / block);
       }
-      for (int64_t token : mask.globals) {
-        int g = static_cast<int>(token);
-        seen = seen || (tileFirst <= g && g <= tileLast) || kb == g / block;
-      }
+      if (!separateGlobals)
+        for (int64_t token : mask.globals) {
+          int g = static_cast<int>(token);
+          seen = seen || (tileFirst <= g && g <= tileLast) || kb == g / block;
+        }
       return kb <= boundLast / block && seen;
     };
     inRange = walkVisits(rb, firstPos, lastPos);
@@ -185,17 +203,22 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   Func drawnKey("random_key"), drawnValid("random_valid"), drawnScore("random_score");
   Func drawnLogit("random_logit"), drawnMax("random_max"), drawnWeight("random_weight");
   Func drawnSum("random_sum"), drawnAcc("random_acc");
-  const bool gathers = mask.randomPerRow > 0;
+  // Draws 0..G-1 are the separate global keys, the rest the random ones.
+  const int globalDraws = separateGlobals ? static_cast<int>(globalCount) : 0;
+  const int draws = globalDraws + static_cast<int>(mask.randomPerRow);
+  const bool gathers = draws > 0;
   RDom rf(0, headDim, "r_feature");
   if (gathers) {
-    const int draws = static_cast<int>(mask.randomPerRow);
     // Rows past the last query (a tile rounded up) compute the last one's,
     // never consumed.
     Expr iq = min(i, queries - 1);
     Expr posI = keys - queries + iq;
-    Expr drawn = randomKey(mask, posI, 0);
+    auto drawAt = [&](int t) {
+      return t < globalDraws ? Expr(globalAt(t)) : randomKey(mask, posI, t - globalDraws);
+    };
+    Expr drawn = drawAt(0);
     for (int t = 1; t < draws; ++t)
-      drawn = select(r == t, randomKey(mask, posI, t), drawn);
+      drawn = select(r == t, drawAt(t), drawn);
     drawnKey(r, i) = drawn;
     Expr key = drawnKey(r, i);
     Expr repeated = Internal::const_false();
@@ -227,10 +250,61 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
     state(rf, ii, h, io) = absorb(rf, drawnAcc(rf, qi, h), drawnSum(qi, h), drawnMax(qi, h));
   }
 
+  // The rows of the separate global queries: each sees every key the
+  // causal and padding terms allow, in a softmax of two passes over one
+  // row of scores per global token and head (linear in the keys). They read
+  // the keys transposed for the walk when those are transposed once for
+  // every tile (keys_at=0), the stored rows otherwise.
+  const bool squareTiles = attentionTransposeTiles(block, headDim, schedule.vectorWidth);
+  const bool keysOnce = !(schedule.keysAt == 1 && squareTiles);
+  Var s("s");
+  Func globalScore("global_score"), globalVisible("global_visible"), globalMasked("global_logit");
+  Func globalMax("global_max");
+  Func globalWeight("global_weight"), globalSum("global_sum"), globalAcc("global_acc");
+  Func globalRows("global_rows");
+  RDom rk(0, block, firstBlock, blocks - firstBlock, "rk");
+  if (separateGlobals) {
+    Expr gPos = globalAt(0);
+    for (size_t t = 1; t < globalCount; ++t)
+      gPos = select(s == static_cast<int>(t), globalAt(t), gPos);
+    // A global token past the queries computes the last one's row, never read.
+    Expr gQuery = clamp(gPos - (keys - queries), 0, queries - 1);
+    Expr gKeyAt = keysOnce
+                      ? keysT(jj, rd, h / group, kb)
+                      : keyValueElement(k(rd, h / group, clamp(key, stored, keys - 1)), kernel);
+    globalScore(jj, kb, s, h) = 0.0f;
+    globalScore(jj, kb, s, h) += q(rd, h, gQuery) * gKeyAt;
+    Expr gLogit = globalScore(jj, kb, s, h) * static_cast<float>(kernel.scale);
+    if (mask.alibi)
+      gLogit = gLogit + alibiBias(mask, kernel.heads, h, gPos, key);
+    globalVisible(jj, kb, s) = key >= stored && key < keys && allowed(mask, gPos, key, length);
+    globalMasked(jj, kb, s, h) = select(globalVisible(jj, kb, s), gLogit, Float(32).min());
+    globalMax(s, h) = Float(32).min();
+    globalMax(s, h) = max(globalMax(s, h), globalMasked(rk.x, rk.y, s, h));
+    globalWeight(jj, kb, s, h) =
+        select(globalVisible(jj, kb, s), exp(globalMasked(jj, kb, s, h) - globalMax(s, h)), 0.0f);
+    globalSum(s, h) = 0.0f;
+    globalSum(s, h) += globalWeight(rk.x, rk.y, s, h);
+    Expr rowOf = clamp(rk.y * block + rk.x, stored, keys - 1);
+    globalAcc(c, s, h) = 0.0f;
+    globalAcc(c, s, h) +=
+        globalWeight(rk.x, rk.y, s, h) * keyValueElement(v(c, h / group, rowOf), kernel);
+    globalRows(c, s, h) =
+        select(globalSum(s, h) > 0.0f, globalAcc(c, s, h) / globalSum(s, h), 0.0f);
+  }
+
   Func out("attention");
   Expr sum = state(d, i % tile, h, i / tile)[1];
   // A query that may see no key yields zeros, never NaN.
-  out(d, h, i) = select(sum > 0.0f, state(d, i % tile, h, i / tile)[0] / sum, 0.0f);
+  Expr walked = select(sum > 0.0f, state(d, i % tile, h, i / tile)[0] / sum, 0.0f);
+  if (separateGlobals) {
+    Expr slot = 0;
+    for (size_t t = 1; t < globalCount; ++t)
+      slot = select(pos == globalAt(t), static_cast<int>(t), slot);
+    out(d, h, i) = select(isGlobal(mask, pos), globalRows(d, slot, h), walked);
+  } else {
+    out(d, h, i) = walked;
+  }
   constrainOutput(out, sig.back());
 
   const int vw = schedule.vectorWidth;
@@ -250,7 +324,6 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   // encoders at 4096) within the noise.
   // Causal tiles of unequal work (a late tile visits more blocks) balance
   // over the pool's claims.
-  const bool squareTiles = attentionTransposeTiles(block, headDim, vw);
   Var ti("ti"), to("to"), task("task");
   out.split(i, to, ti, tileSize, TailStrategy::GuardWithIf)
       .reorder(d, ti, to, h)
@@ -270,10 +343,27 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
       .vectorize(rci)
       .unroll(rco);
 
+  // A dot product over head_dim per (query, key) pair that no register
+  // tile shares (gathered keys, global rows): vector-wide partial sums of
+  // the features, then the lanes added once (scalar, it took 64 dependent
+  // FMAs; vectorized over keys, as many gathers of the keys: either made the
+  // rows of 4 global tokens cost as much as the rest of the attention).
+  auto dotInLanes = [&](Func f, const Var &at) {
+    if (dw <= 1 || headDim % dw != 0)
+      return;
+    RVar ro("rd_vector"), ri("rd_lane");
+    Var lane("lane");
+    Func lanes = f.update().split(rd, ro, ri, dw).rfactor(ri, lane);
+    lanes.compute_at(f, at).reorder_storage(lane, at).vectorize(lane);
+    lanes.update().vectorize(lane);
+    f.update().atomic().vectorize(ri);
+  };
+
   if (gathers) {
-    // Per query tile, after its walk: a few scalar dot products per query.
+    // Per query tile, after its walk: a dot product per query and key.
     for (Func f : {drawnKey, drawnValid, drawnScore, drawnLogit, drawnMax, drawnWeight, drawnSum})
       f.compute_at(out, task);
+    dotInLanes(drawnScore, r);
     drawnAcc.compute_at(out, task).vectorize(c, dw, dTail);
     drawnAcc.update().reorder(c, i).vectorize(c, dw, dTail);
     RVar fo("fo"), fi("fi");
@@ -285,6 +375,29 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   }
 
   const TailStrategy round = TailStrategy::RoundUp;
+  if (separateGlobals) {
+    // Before the tasks, in parallel over heads: the scores of every global
+    // token against every key, their maxima and sums, then the weighted
+    // sums of values (vectors of features).
+    globalRows.compute_root().reorder(c, s, h).vectorize(c, dw, dTail);
+    if (schedule.parallel)
+      globalRows.parallel(h);
+    globalRows.bound(s, 0, static_cast<int>(globalCount));
+    globalScore.compute_at(globalRows, h).vectorize(jj, jw, round);
+    if (keysOnce && block % jw == 0) {
+      // Per vector of keys, every global token's scores in registers.
+      Var jo("jo"), ji("ji");
+      globalScore.update().split(jj, jo, ji, jw).reorder(ji, s, rd, jo, kb).vectorize(ji).unroll(s);
+    } else {
+      dotInLanes(globalScore, jj);
+    }
+    for (Func f : {globalVisible, globalMasked, globalWeight})
+      f.compute_at(globalRows, h).vectorize(jj, jw, round);
+    globalMax.compute_at(globalRows, h);
+    globalSum.compute_at(globalRows, h);
+    globalAcc.compute_at(globalRows, h).vectorize(c, dw, dTail);
+    globalAcc.update().reorder(c, s, rk.x, rk.y).vectorize(c, dw, dTail);
+  }
   Func maxLanes, sumLanes; // blockMax's and blockSum's per-lane halves, if split
   // Keys are transposed once, for all heads and query tiles (in parallel
   // over key blocks, before the tasks), or (keys_at=1) per query tile and
@@ -390,6 +503,10 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (gathers)
     for (Func f :
          {drawnKey, drawnValid, drawnScore, drawnLogit, drawnMax, drawnWeight, drawnSum, drawnAcc})
+      stages.push_back(f);
+  if (separateGlobals)
+    for (Func f : {globalScore, globalVisible, globalMasked, globalMax, globalWeight, globalSum,
+                   globalAcc, globalRows})
       stages.push_back(f);
   return {out, args, stages};
 }
