@@ -74,9 +74,14 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   keyRows(d, jj, g, kb) = keyValueElement(k(d, g, clamp(key, stored, keys - 1)), kernel);
   keysT(jj, d, g, kb) = keyRows(d, jj, g, kb);
   RDom rd(0, headDim, "rd");
+  // The tile's queries, copied once per task: the score loop then
+  // broadcasts from one dense block (read in place, each broadcast's address
+  // was computed from the clamped row).
+  Func queryRows("query_rows");
+  queryRows(d, i, h) = q(d, h, min(i, queries - 1));
   Func score("score");
   score(jj, i, h, kb) = 0.0f;
-  score(jj, i, h, kb) += q(rd, h, min(i, queries - 1)) * keysT(jj, rd, h / group, kb);
+  score(jj, i, h, kb) += queryRows(rd, i, h) * keysT(jj, rd, h / group, kb);
 
   Expr logit = score(jj, i, h, kb) * static_cast<float>(kernel.scale);
   if (mask.alibi)
@@ -332,6 +337,7 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (schedule.parallel)
     out.parallel(task);
   state.compute_at(out, task).vectorize(c, dw, dTail);
+  queryRows.compute_at(out, task).vectorize(d, dw, dTail);
   // Halide sees a race in the read of another feature; features split into
   // vectors visited in ascending order (unrolled, never parallel) make it
   // none, as the state's definition explains.
@@ -496,8 +502,8 @@ LoweredKernel lowerAttentionBlocked(const KernelDesc &kernel, const Schedule &sc
   if (mask.padding)
     args.push_back(length);
   std::vector<Func> stages;
-  for (Func f : {keyRows, keysT, score, keyValid, keyGlobal, visible, masked, maxLanes, blockMax,
-                 weight, sumLanes, blockSum, blockAcc, state, out})
+  for (Func f : {keyRows, keysT, queryRows, score, keyValid, keyGlobal, visible, masked, maxLanes,
+                 blockMax, weight, sumLanes, blockSum, blockAcc, state, out})
     if (f.defined())
       stages.push_back(f);
   if (gathers)
