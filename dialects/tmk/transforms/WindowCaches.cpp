@@ -42,6 +42,16 @@ namespace tm = tmc::tm;
 /// fewer rows run well below the FMA peak.
 constexpr int64_t kMinChunk = 256;
 
+/// Chunks grow to 4 windows, up to kLongChunk tokens (where max_seq allows):
+/// each chunk costs a pass of every kernel's calls and a move of the kept
+/// rows. The long-context decoder of bench/e2e/long_context.py (window 256,
+/// d_model 256, 4 layers) prefilled 4096 tokens in 125.9 ms in chunks of
+/// 1024 against 130.3 in chunks of 256, 16384 in 536 against 554 (medians of
+/// 8 and 2 interleaved rounds, 2 threads, Zen 5, 2026-12-01); its caches
+/// then hold 1279 rows instead of 511, still independent of max_seq. A
+/// window of 64 keeps chunks of 256 (its caches 319 rows).
+constexpr int64_t kLongChunk = 1024;
+
 /// Positions before a query that `mask` lets it see at most, when that is
 /// bounded: a decoder's sliding or dilated window with nothing that reaches
 /// further back (global or random keys) or reads the sequence's length.
@@ -152,7 +162,9 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
       maxKeep = std::max(maxKeep, c.keep);
       maxCapacity = std::max(maxCapacity, static_cast<int64_t>(c.append.getCapacity()));
     }
-    const int64_t chunk = std::max(maxKeep + 1, std::min(kMinChunk, maxCapacity / 4));
+    const int64_t window = maxKeep + 1;
+    const int64_t chunk =
+        std::max(window, std::min({std::max(kMinChunk, 4 * window), kLongChunk, maxCapacity / 4}));
     bool bounded = false;
     for (Candidate &c : candidates) {
       const int64_t capacity = c.keep + chunk;
