@@ -19,10 +19,11 @@
 // of scores per token and head. With more, a block outside the window
 // interval is visited if it holds a global key or the tile holds a global
 // query. Random keys in blocks the walk skips are gathered one by one per
-// query, their scores, weights and values absorbed as one more block: visiting every
-// block one of a tile's queries drew a key in made BigBird-style attention
-// nearly dense past a few thousand keys (2.4 s at 16k tokens against 0.8 s
-// for a Longformer mask; now linear, bench/e2e/long_context.py).
+// query, their scores, weights and values absorbed as one more block:
+// visiting every block one of a tile's queries drew a key in made
+// BigBird-style attention nearly dense past a few thousand keys (2.4 s at
+// 16k tokens against 0.8 s for a Longformer mask; now linear,
+// bench/e2e/long_context.py).
 //
 //===----------------------------------------------------------------------===//
 
