@@ -42,14 +42,16 @@ namespace tm = tmc::tm;
 /// fewer rows run well below the FMA peak.
 constexpr int64_t kMinChunk = 256;
 
-/// Chunks grow to 4 windows, up to kLongChunk tokens (where max_seq allows):
+/// Chunks grow to 2 windows, up to kLongChunk tokens (where max_seq allows):
 /// each chunk costs a pass of every kernel's calls and a move of the kept
 /// rows. The long-context decoder of bench/e2e/long_context.py (window 256,
 /// d_model 256, 4 layers) prefilled 4096 tokens in 125.9 ms in chunks of
-/// 1024 against 130.3 in chunks of 256, 16384 in 536 against 554 (medians of
-/// 8 and 2 interleaved rounds, 2 threads, Zen 5, 2026-12-01); its caches
-/// then hold 1279 rows instead of 511, still independent of max_seq. A
-/// window of 64 keeps chunks of 256 (its caches 319 rows).
+/// 1024 against 130.3 in chunks of 256 (medians of 8 interleaved rounds, 2
+/// threads, Zen 5, 2026-12-01), and in chunks of 512 about as fast as in
+/// 1024 (146 and 145 ms against 157 for 256, 6 rounds in a slower hour).
+/// Chunks of 2 windows keep that for caches of keep + 2W rows (767 for a
+/// window of 256, 1.5x the 511 of chunks of 256; 4 windows took 2.5x),
+/// which a server holds per sequence. A window of 64 keeps chunks of 256.
 constexpr int64_t kLongChunk = 1024;
 
 /// Positions before a query that `mask` lets it see at most, when that is
@@ -164,7 +166,7 @@ struct WindowCaches : tmc::tmk::impl::TMKWindowCachesBase<WindowCaches> {
     }
     const int64_t window = maxKeep + 1;
     const int64_t chunk =
-        std::max(window, std::min({std::max(kMinChunk, 4 * window), kLongChunk, maxCapacity / 4}));
+        std::max(window, std::min({std::max(kMinChunk, 2 * window), kLongChunk, maxCapacity / 4}));
     bool bounded = false;
     for (Candidate &c : candidates) {
       const int64_t capacity = c.keep + chunk;

@@ -7,7 +7,7 @@
 // RUN: tmc-opt %s --split-input-file --tmk-window-caches=explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // Windows of 64 (a sliding window) and 32 (dilated) of max_seq 4096: the
-// chunk is max(64, min(max(256, 4 x 64), 1024, 4096 / 4)) = 256, each cache its window's
+// chunk is max(64, min(max(256, 2 x 64), 1024, 4096 / 4)) = 256, each cache its window's
 // keep + 256. The whole layer's cache (causal only), the cache a global
 // token reads, and the cache also read as queries stay whole.
 // CHECK-LABEL: module attributes {tmk.run_chunk = 256 : i64}
@@ -51,11 +51,11 @@ func.func @forward(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
 
 // -----
 
-// A window of 256 of max_seq 16384: chunks of 4 windows, at most 1024 tokens
-// (max(256, min(max(256, 4 x 256), 1024, 16384 / 4)) = 1024); keep + 1024 =
-// 1279 rows. At max_seq 2048 the quarter bounds it: 512 (below).
-// CHECK-LABEL: module attributes {tmk.run_chunk = 1024 : i64}
-// CHECK: {capacity = 1279 : i64, keep = 255 : i64, name = "long.k"}
+// A window of 256 of max_seq 16384: chunks of 2 windows, at most 1024 tokens
+// (max(256, min(max(256, 2 x 256), 1024, 16384 / 4)) = 512); keep + 512 =
+// 767 rows. At max_seq 1536 the quarter bounds it: 384 (below).
+// CHECK-LABEL: module attributes {tmk.run_chunk = 512 : i64}
+// CHECK: {capacity = 767 : i64, keep = 255 : i64, name = "long.k"}
 module {
 tmk.kernel @window attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<causal = true, decoder = true, window = 256, max_seq = 16384>, scale = 0.5 : f64, width = 8 : i64}
 func.func @forward(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
@@ -67,12 +67,12 @@ func.func @forward(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
 
 // -----
 
-// CHECK-LABEL: module attributes {tmk.run_chunk = 512 : i64}
-// CHECK: {capacity = 767 : i64, keep = 255 : i64, name = "quarter.k"}
+// CHECK-LABEL: module attributes {tmk.run_chunk = 384 : i64}
+// CHECK: {capacity = 639 : i64, keep = 255 : i64, name = "quarter.k"}
 module {
-tmk.kernel @window attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<causal = true, decoder = true, window = 256, max_seq = 2048>, scale = 0.5 : f64, width = 8 : i64}
+tmk.kernel @window attention {head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, mask = #tm.mask<causal = true, decoder = true, window = 256, max_seq = 1536>, scale = 0.5 : f64, width = 8 : i64}
 func.func @forward(%x: tensor<?x8xf32>, %offset: i32) -> tensor<?x8xf32> {
-  %k = tmk.cache_append %x at %offset {capacity = 2048 : i64, name = "quarter.k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
+  %k = tmk.cache_append %x at %offset {capacity = 1536 : i64, name = "quarter.k"} : (tensor<?x8xf32>, i32) -> tensor<?x8xf32>
   %a = tmk.call @window(%x, %k, %k) {from = "tm.attention"} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %a : tensor<?x8xf32>
 }
