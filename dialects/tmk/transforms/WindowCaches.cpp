@@ -51,7 +51,7 @@ constexpr int64_t kMinChunk = 256;
 /// 1024 (146 and 145 ms against 157 for 256, 6 rounds in a slower hour).
 /// Chunks of 2 windows keep that for caches of keep + 2W rows (767 for a
 /// window of 256, 1.5x the 511 of chunks of 256; 4 windows took 2.5x),
-/// which a server holds per sequence. A window of 64 keeps chunks of 256.
+/// which a server holds per sequence. Windows up to 128 keep chunks of 256.
 constexpr int64_t kLongChunk = 1024;
 
 /// Positions before a query that `mask` lets it see at most, when that is
