@@ -163,8 +163,10 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 /// when a panel holds whole heads (LowerLinear.cpp), else in a second pass
 /// over its output. The tile takes the multiple of head_dim nearest its
 /// width (the wider on a tie), with as many of its rows as `accumulators`
-/// registers hold, if that leaves 2 rows or more (AVX-512 and NEON: heads
-/// up to 128 wide; AVX2: up to 32); otherwise it keeps its shape. Its
+/// registers hold and the register file holds beside them with the tile's
+/// weight vectors and the broadcast, if that leaves 2 rows or more (AVX-512
+/// and NEON: heads up to 128 wide, 2 rows of 128; AVX2: up to 40, 2 rows);
+/// otherwise it keeps its shape. Its
 /// tasks are (panel, row tile) pairs where it has no bias: panels of whole
 /// heads are few (15 of 64 for rope320's q/k/v, N = 960), and 2 threads
 /// split 15 unevenly. In
@@ -173,18 +175,22 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 /// kernel and its table), readme256 0.52 against 0.51 + 0.06, rope320 2.40
 /// against 2.31 + 0.09 (2.51 with the panels as tasks; 2.38 turned in a
 /// second pass after 48 x 8 tiles).
-void fitTileToHeads(const KernelDesc &kernel, int accumulators, Schedule &s) {
+void fitTileToHeads(const KernelDesc &kernel, int accumulators, int registers, Schedule &s) {
   const int headDim = static_cast<int>(kernel.headDim), vw = s.vectorWidth;
   if (headDim <= 0 || s.tileCols % headDim == 0)
     return;
+  auto rowsFor = [&](int vectors) {
+    return std::min({s.tileRows, accumulators / vectors, (registers - 1 - vectors) / vectors});
+  };
   int best = 0;
   for (int cols = headDim; cols / vw <= accumulators / 2; cols += headDim)
-    if (cols % vw == 0 && (best == 0 || std::abs(cols - s.tileCols) <= std::abs(best - s.tileCols)))
+    if (cols % vw == 0 && rowsFor(cols / vw) >= 2 &&
+        (best == 0 || std::abs(cols - s.tileCols) <= std::abs(best - s.tileCols)))
       best = cols;
   if (best == 0)
     return;
   s.tileCols = best;
-  s.tileRows = std::min(s.tileRows, accumulators / (best / vw));
+  s.tileRows = rowsFor(best / vw);
   // Not with a bias: a (panel, row tile) task reads its panel's bias
   // clamped to N lane by lane (LowerLinear.cpp's init), where a loop over
   // panels leaves the clamp to its last panel.
@@ -343,8 +349,23 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
     // q4 keeps a second register tile beside the f32 one (its blocks' int32
     // sums, below): half the registers are its accumulators.
+    // A tile whose accumulators, weight vectors and broadcast outnumber the
+    // registers spills (the count `tmc tune` refuses candidates by,
+    // SearchSpace::valid): on AVX2 (16 ymm) heads of 32 took 4 x 3 (17) and
+    // heads of 48 6 x 2 (19) for the 12 accumulators, and LLVM reloaded an
+    // accumulator from the stack in the inner loop (perf annotate, t224's
+    // q/k/v). Now 4 x 2 and, for 48, the 3 x 4 tile with the turn in a
+    // second pass. In model, 128 tokens, 3 interleaved rounds (AMD EPYC Zen 3,
+    // AVX2, 2 threads, 2026-12-01), the q/k/v GEMM and its turn per prompt:
+    // stories15m (heads of 48) 2.59-2.62 ms against 5.10-5.15, t224 (32)
+    // 1.69-1.81 against 3.07-3.12 (the 3 x 4 tile and a second pass:
+    // level with 4 x 2), s160, narrow128 and readme256 (32) 1.7-1.9x faster;
+    // prefill 3-10% faster (stories15m 25.0-25.5 against 27.9-28.2 ms).
+    // AVX-512's heads of 128 (8 x 3: 33 zmm) take 8 x 2 by the same count,
+    // not measured.
     if (kernel.ropeColumns > 0)
-      fitTileToHeads(kernel, (avx512 || neon ? 24 : 12) / (kernel.precision == "q4" ? 2 : 1), s);
+      fitTileToHeads(kernel, (avx512 || neon ? 24 : 12) / (kernel.precision == "q4" ? 2 : 1),
+                     target.vectorRegisters, s);
     // Layers of kFewPanels panels or fewer (N <= 512 in panels of 64) split
     // unevenly when the panels are the tasks (5 panels of 64 for N = 320:
     // 3 and 2 on 2 threads): their (panel, row tile) pairs are the tasks

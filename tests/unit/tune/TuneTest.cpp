@@ -109,8 +109,9 @@ TEST(Schedule, ShortSumsTakeFourRowTilesWithTokensInPlace) {
 TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
   // A linear with a rotary epilogue turns its heads in the register tile
   // when a panel holds whole heads: the multiple of head_dim nearest the
-  // tile, rows to fit the accumulators (q4: half of them), (panel, row tile)
-  // tasks without a bias. AVX2 cannot fit heads of 64: its tile stays, and
+  // tile, rows to fit the accumulators (q4: half of them) and the register
+  // file beside its weight vectors and broadcast, (panel, row tile) tasks
+  // without a bias. AVX2 cannot fit heads of 48 or 64: its tile stays, and
   // the kernel turns its output in a second stage.
   auto tileOf = [](int64_t K, int64_t N, int64_t headDim, const char *precision, bool bias,
                    const TargetInfo &target) {
@@ -127,9 +128,11 @@ TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
   EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx512()), "64 x 6 row tasks"); // 48 x 8 without
   EXPECT_EQ(tileOf(320, 960, 64, "f32", true, avx512()), "64 x 6 panel tasks");
   EXPECT_EQ(tileOf(288, 864, 48, "f32", false, avx512()), "48 x 8 panel tasks"); // fits already
-  EXPECT_EQ(tileOf(512, 1536, 128, "f32", false, avx512()), "128 x 3 row tasks");
+  EXPECT_EQ(tileOf(512, 1536, 128, "f32", false, avx512()), "128 x 2 row tasks"); // 3: 33 zmm
   EXPECT_EQ(tileOf(512, 1536, 64, "q4", false, avx512()), "64 x 3 row tasks");
-  EXPECT_EQ(tileOf(256, 768, 32, "f32", false, avx2()), "32 x 3 row tasks");
+  EXPECT_EQ(tileOf(256, 768, 32, "f32", false, avx2()), "32 x 2 row tasks"); // 3: 17 ymm
+  EXPECT_EQ(tileOf(160, 240, 40, "f32", false, avx2()), "40 x 2 row tasks");
+  EXPECT_EQ(tileOf(288, 864, 48, "f32", false, avx2()), "24 x 4 panel tasks"); // 48 x 2: 19 ymm
   EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx2()), "24 x 4 panel tasks");
 }
 
