@@ -180,7 +180,7 @@ void fitTileToHeads(const KernelDesc &kernel, int accumulators, int registers, S
   if (headDim <= 0 || s.tileCols % headDim == 0)
     return;
   auto rowsFor = [&](int vectors) {
-    return std::min({s.tileRows, accumulators / vectors, (registers - 1 - vectors) / vectors});
+    return std::min({s.tileRows, accumulators / vectors, maxRegisterTileRows(vectors, registers)});
   };
   int best = 0;
   for (int cols = headDim; cols / vw <= accumulators / 2; cols += headDim)
@@ -347,8 +347,6 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // Narrow layers: a tile wider than the layer only computes padding.
     s.tileCols =
         static_cast<int>(std::min<int64_t>(s.tileCols, paddedWidth(kernel, s.vectorWidth)));
-    // q4 keeps a second register tile beside the f32 one (its blocks' int32
-    // sums, below): half the registers are its accumulators.
     // A tile whose accumulators, weight vectors and broadcast outnumber the
     // registers spills (the count `tmc tune` refuses candidates by,
     // SearchSpace::valid): on AVX2 (16 ymm) heads of 32 took 4 x 3 (17) and
@@ -363,6 +361,8 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // prefill 3-10% faster (stories15m 25.0-25.5 against 27.9-28.2 ms).
     // AVX-512's heads of 128 (8 x 3: 33 zmm) take 8 x 2 by the same count,
     // not measured.
+    // q4 keeps a second register tile beside the f32 one (its blocks' int32
+    // sums, below): half the registers are its accumulators.
     if (kernel.ropeColumns > 0)
       fitTileToHeads(kernel, (avx512 || neon ? 24 : 12) / (kernel.precision == "q4" ? 2 : 1),
                      target.vectorRegisters, s);
@@ -479,6 +479,10 @@ llvm::Expected<Schedule> parseSchedule(const std::string &text, Schedule schedul
     field->set(schedule, static_cast<int>(v));
   }
   return schedule;
+}
+
+int maxRegisterTileRows(int vectors, int registers) {
+  return (registers - 1 - vectors) / std::max(1, vectors);
 }
 
 int vectorWidthFor(int64_t extent, int preferred) {

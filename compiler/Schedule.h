@@ -130,6 +130,12 @@ llvm::Error validSchedule(const KernelDesc &kernel, const TargetInfo &target,
 /// what the GEMM layout and the schedule checks here derive from them.
 int vectorWidthFor(int64_t extent, int preferred);
 
+/// The most rows a GEMM register tile of `vectors` accumulator vectors per
+/// row may have: its accumulators, one row of weight vectors and the
+/// broadcast token value within `registers` vector registers (a tile past
+/// them spills). The default schedules and `tmc tune`'s candidates obey it.
+int maxRegisterTileRows(int vectors, int registers);
+
 /// Whether the key-blocked attention transposes its keys in square tiles of
 /// the vector width its key blocks get (key_block and head_dim both multiples
 /// of it), rather than gathering them; keys_at=1 requires it.

@@ -49,7 +49,7 @@ bool SearchSpace::valid(const Schedule &s, std::string *why) const {
   // AVX-512 and NEON have 32 vector registers, AVX2 16; a tile past them spills.
   const int registers = target.vectorRegisters;
   const int vectors = l.panelWidth / l.vectorWidth;
-  if (vectors * l.tileRows + vectors + 1 > registers) {
+  if (l.tileRows > maxRegisterTileRows(vectors, registers)) {
     *why = "the register tile (" + std::to_string(vectors) + " vectors x " +
            std::to_string(l.tileRows) + " rows) needs more than " + std::to_string(registers) +
            " registers";
