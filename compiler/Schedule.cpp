@@ -166,15 +166,22 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 /// registers hold and the register file holds beside them with the tile's
 /// weight vectors and the broadcast, if that leaves 2 rows or more (AVX-512
 /// and NEON: heads up to 128 wide, 2 rows of 128; AVX2: up to 40, 2 rows);
-/// otherwise it keeps its shape. Its
-/// tasks are (panel, row tile) pairs where it has no bias: panels of whole
-/// heads are few (15 of 64 for rope320's q/k/v, N = 960), and 2 threads
-/// split 15 unevenly. In
-/// model, 128 tokens, 8 interleaved rounds (Zen 4, 2026-11-30), q/k/v and
-/// rope per prompt: t128v16384 0.52 ms against 0.52 + 0.12 (the rope
-/// kernel and its table), readme256 0.52 against 0.51 + 0.06, rope320 2.40
-/// against 2.31 + 0.09 (2.51 with the panels as tasks; 2.38 turned in a
+/// otherwise it keeps its shape. In model, 128 tokens, 8 interleaved rounds
+/// (Zen 4, 2026-11-30), q/k/v and rope per prompt: t128v16384 0.52 ms
+/// against 0.52 + 0.12 (the rope kernel and its table), readme256 0.52
+/// against 0.51 + 0.06, rope320 2.40 against 2.31 + 0.09 (2.38 turned in a
 /// second pass after 48 x 8 tiles).
+///
+/// Its tasks are chosen as any layer's (defaultSchedule: (panel, row tile) pairs for
+/// a few panels, else panels). It took (panel, row tile) tasks whatever
+/// its width, measured on rope320 at 128 tokens on the Zen 4 (2.40 ms
+/// against 2.51 with panel tasks, its 15 panels split 8 to 7); on the Zen 5
+/// (2 threads, interleaved rounds, 2026-12-02) panel tasks took the
+/// long-context decoder's q/k/v (K 256 x N 768, 12 panels, chunks of 512
+/// tokens) 0.56-0.60 ms a call against 0.67-0.70 and its 4096-token
+/// prefill 134-136 ms against 139-141, and the small models' prefills of
+/// 128 tokens (rope320, readme256, gqa384, stories15m, t224, s160, s192,
+/// narrow128, t128v16384) within +-1% either way.
 void fitTileToHeads(const KernelDesc &kernel, int accumulators, int registers, Schedule &s) {
   const int headDim = static_cast<int>(kernel.headDim), vw = s.vectorWidth;
   if (headDim <= 0 || s.tileCols % headDim == 0)
@@ -191,10 +198,6 @@ void fitTileToHeads(const KernelDesc &kernel, int accumulators, int registers, S
     return;
   s.tileCols = best;
   s.tileRows = rowsFor(best / vw);
-  // Not with a bias: a (panel, row tile) task reads its panel's bias
-  // clamped to N lane by lane (LowerLinear.cpp's init), where a loop over
-  // panels leaves the clamp to its last panel.
-  s.parallelRows = !kernel.hasBias;
 }
 
 } // namespace
@@ -371,8 +374,10 @@ Schedule defaultSchedule(const KernelDesc &kernel, const TargetInfo &target) {
     // 3 and 2 on 2 threads): their (panel, row tile) pairs are the tasks
     // instead, rows outer (each thread's share is then the rows its norms
     // and attention before and after touch: runtime/thread_pool.cpp), token
-    // blocks kept (LowerLinear.cpp). Not with a bias (as fitTileToHeads
-    // says). `tmc tune` picked row tasks for rope320's K 320 and 864 x N 320
+    // blocks kept (LowerLinear.cpp). Not with a bias: a (panel, row tile)
+    // task reads its panel's bias clamped to N lane by lane (LowerLinear.cpp's
+    // init), where a loop over panels leaves the clamp to its last panel.
+    // `tmc tune` picked row tasks for rope320's K 320 and 864 x N 320
     // layers (1.13-1.14x on their own; AMD EPYC Zen 5, 2 threads,
     // 2026-11-30); in-model (TMR_PROFILE, best of 3 runs, paired with the
     // panel tasks), its K 320 x N 320 took 0.085-0.087 ms a call against

@@ -110,9 +110,10 @@ TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
   // A linear with a rotary epilogue turns its heads in the register tile
   // when a panel holds whole heads: the multiple of head_dim nearest the
   // tile, rows to fit the accumulators (q4: half of them) and the register
-  // file beside its weight vectors and broadcast, (panel, row tile) tasks
-  // without a bias. AVX2 cannot fit heads of 48 or 64: its tile stays, and
-  // the kernel turns its output in a second stage.
+  // file beside its weight vectors and broadcast; its tasks as any layer's
+  // (panel, row tile) pairs for 8 panels or fewer without a bias on AVX-512,
+  // else panels. AVX2 cannot fit heads of 48 or 64: its tile stays, and the
+  // kernel turns its output in a second stage.
   auto tileOf = [](int64_t K, int64_t N, int64_t headDim, const char *precision, bool bias,
                    const TargetInfo &target) {
     KernelDesc k = linear(K, N);
@@ -124,14 +125,16 @@ TEST(Schedule, RopeLinearsTakePanelsOfWholeHeads) {
     return std::to_string(s.tileCols) + " x " + std::to_string(s.tileRows) +
            (s.parallelRows ? " row tasks" : " panel tasks");
   };
-  EXPECT_EQ(tileOf(128, 384, 64, "f32", false, avx512()), "64 x 4 row tasks"); // 48 x 4 without
-  EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx512()), "64 x 6 row tasks"); // 48 x 8 without
+  EXPECT_EQ(tileOf(128, 384, 64, "f32", false, avx512()),
+            "64 x 4 row tasks"); // 48 x 4 without; 6 panels
+  EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx512()),
+            "64 x 6 panel tasks"); // 48 x 8 without; 15 panels
   EXPECT_EQ(tileOf(320, 960, 64, "f32", true, avx512()), "64 x 6 panel tasks");
   EXPECT_EQ(tileOf(288, 864, 48, "f32", false, avx512()), "48 x 8 panel tasks"); // fits already
-  EXPECT_EQ(tileOf(512, 1536, 128, "f32", false, avx512()), "128 x 2 row tasks"); // 3: 33 zmm
-  EXPECT_EQ(tileOf(512, 1536, 64, "q4", false, avx512()), "64 x 3 row tasks");
-  EXPECT_EQ(tileOf(256, 768, 32, "f32", false, avx2()), "32 x 2 row tasks"); // 3: 17 ymm
-  EXPECT_EQ(tileOf(160, 240, 40, "f32", false, avx2()), "40 x 2 row tasks");
+  EXPECT_EQ(tileOf(512, 1536, 128, "f32", false, avx512()), "128 x 2 panel tasks"); // 3: 33 zmm
+  EXPECT_EQ(tileOf(512, 1536, 64, "q4", false, avx512()), "64 x 3 panel tasks");
+  EXPECT_EQ(tileOf(256, 768, 32, "f32", false, avx2()), "32 x 2 panel tasks"); // 3: 17 ymm
+  EXPECT_EQ(tileOf(160, 240, 40, "f32", false, avx2()), "40 x 2 panel tasks");
   EXPECT_EQ(tileOf(288, 864, 48, "f32", false, avx2()), "24 x 4 panel tasks"); // 48 x 2: 19 ymm
   EXPECT_EQ(tileOf(320, 960, 64, "f32", false, avx2()), "24 x 4 panel tasks");
 }
