@@ -172,16 +172,17 @@ Schedule defaultGpuSchedule(const KernelDesc &kernel, const TargetInfo &target) 
 /// against 0.51 + 0.06, rope320 2.40 against 2.31 + 0.09 (2.38 turned in a
 /// second pass after 48 x 8 tiles).
 ///
-/// Its tasks are chosen as any layer's (defaultSchedule: (panel, row tile) pairs for
-/// a few panels, else panels). It took (panel, row tile) tasks whatever
-/// its width, measured on rope320 at 128 tokens on the Zen 4 (2.40 ms
-/// against 2.51 with panel tasks, its 15 panels split 8 to 7); on the Zen 5
-/// (2 threads, interleaved rounds, 2026-12-02) panel tasks took the
+/// Its tasks are chosen as any layer's (defaultSchedule: (panel, row tile)
+/// pairs for a few panels, else panels). It took (panel, row tile) tasks
+/// whatever its width, measured on rope320 at 128 tokens on the Zen 4 (2.40
+/// ms against 2.51 with panel tasks, its 15 panels split 8 to 7). On the
+/// Zen 5 (2 threads, interleaved rounds, 2026-12-02) panel tasks took the
 /// long-context decoder's q/k/v (K 256 x N 768, 12 panels, chunks of 512
-/// tokens) 0.56-0.60 ms a call against 0.67-0.70 and its 4096-token
-/// prefill 134-136 ms against 139-141, and the small models' prefills of
-/// 128 tokens (rope320, readme256, gqa384, stories15m, t224, s160, s192,
-/// narrow128, t128v16384) within +-1% either way.
+/// tokens) 0.59-0.65 ms a call against 0.69-0.76 (two sets of 3 rounds) and
+/// its 4096-token prefill 134.7-135.8 ms against 139.2-141.5 (the quieter
+/// set); `tmc tune --tokens 512` picked the same. The small models'
+/// 128-token prefills (rope320, readme256, gqa384, stories15m, t224, s160,
+/// s192, narrow128, t128v16384) came out within 1% either way.
 void fitTileToHeads(const KernelDesc &kernel, int accumulators, int registers, Schedule &s) {
   const int headDim = static_cast<int>(kernel.headDim), vw = s.vectorWidth;
   if (headDim <= 0 || s.tileCols % headDim == 0)
