@@ -57,6 +57,9 @@ struct Argument {
   /// them read as a scale are a normal f32 (and two as a normal f16).
   bool isBF16;
   bool isInt8;
+  /// Rows past T in its extent of T: a windowed cache's earlier keys and
+  /// values (Measure.cpp says why).
+  int64_t extraRows;
 };
 
 /// Seeded pseudo-random contents of one argument and its halide_buffer_t.
@@ -136,7 +139,7 @@ std::unique_ptr<Buf> makeBuffer(size_t a, int64_t T) {
     return nullptr;
   int64_t extents[4];
   for (int d = 0; d < arg.rank; ++d)
-    extents[d] = arg.extents[d] == kT ? T : arg.extents[d];
+    extents[d] = arg.extents[d] == kT ? T + arg.extraRows : arg.extents[d];
   return std::make_unique<Buf>(extents, arg.rank, arg.isInt, arg.maxInt,
                                static_cast<uint32_t>(a + 1), arg.isBits16, arg.isBF16, arg.isInt8);
 }

@@ -516,6 +516,33 @@ TEST(SearchSpace, ComputeAtChoicesBelongToTheirKernels) {
   }
 }
 
+TEST(Measure, WindowCachesAttentionIsTimedWithAWholeWindowOfEarlierKeys) {
+  // Its keys and values (arguments 1 and 2) get the window less one rows
+  // past T, as a chunk after the first and a decoding step read them; its
+  // queries and output keep T rows, and other attention none past T.
+  auto extraRows = [](const KernelDesc &kernel) {
+    std::string source = KernelBench(kernel, avx512(), "/nonexistent", "", 1, 128).harnessSource();
+    std::vector<std::string> rows;
+    for (size_t at = source.find("    {"); at != std::string::npos;
+         at = source.find("    {", at + 1)) {
+      size_t end = source.find("},\n", at);
+      size_t comma = source.rfind(", ", end);
+      rows.push_back(source.substr(comma + 2, end - comma - 2));
+    }
+    return rows;
+  };
+  KernelDesc windowed = attention();
+  windowed.mask.window = 256;
+  windowed.windowKeys = true;
+  EXPECT_EQ(extraRows(windowed), (std::vector<std::string>{"0", "255", "255", "0"}));
+  windowed.mask.window = 0;
+  windowed.mask.dilated = 64;
+  EXPECT_EQ(extraRows(windowed), (std::vector<std::string>{"0", "63", "63", "0"}));
+  KernelDesc whole = attention();
+  whole.mask.window = 256;
+  EXPECT_EQ(extraRows(whole), (std::vector<std::string>{"0", "0", "0", "0"}));
+}
+
 TEST(Measure, TheDecodingVariantIsTimedWhereTheExecutorRunsIt) {
   // A decoder's attention runs tmk_<kernel>_decode at T = 1: the harness
   // must call its candidate's variant there, not the prefill kernel.
