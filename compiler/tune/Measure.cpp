@@ -1,13 +1,13 @@
 //===- Measure.cpp - Timing one kernel schedule in its own process --------===//
 
 #include "compiler/tune/Measure.h"
+#include "compiler/tune/MemoryLimit.h"
 
 #include "compiler/Error.h"
 #include "compiler/Toolchain.h"
 #include "compiler/halide/AOT.h"
 #include "compiler/halide/Lowering.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -185,17 +185,6 @@ std::string KernelBench::harnessSource() const {
   os << "\nnamespace kernel {\n\nconstexpr int64_t kTokens = " << tokens << ";\n\n"
      << "constexpr Argument kArguments[] = {\n";
   int32_t maxInt = kernel.kind == KernelKind::embed ? kernel.tableRows : kernel.positionRows;
-  // An attention reading window caches (tmk-window-caches) gets the rows a
-  // chunk after the first sees before its own: the window less one
-  // (WindowCaches.cpp's keep), so that every query sees a whole window, as
-  // in a chunked prefill's steady state and a decoding step. With T rows of
-  // keys alone, the first window's queries saw fewer keys (a decoding step,
-  // one): the long-context decoder's attention (window 256, chunks of 512)
-  // took 1.6x its harness time in the model.
-  const int64_t earlierKeys =
-      kernel.kind == KernelKind::attention && kernel.windowKeys
-          ? std::max<int64_t>(0, std::max(kernel.mask.window, kernel.mask.dilated) - 1)
-          : 0;
   for (size_t i = 0; i < sig.size(); ++i) {
     const BufferShape &shape = sig[i];
     os << "    {" << (shape.isScalar ? 0 : shape.extents.size()) << ", {";
@@ -211,7 +200,7 @@ std::string KernelBench::harnessSource() const {
     }
     os << "}, " << (shape.isInt32 ? "true" : "false") << ", " << std::max<int32_t>(1, maxInt)
        << ", " << (shape.isUInt16 ? "true" : "false") << ", " << (shape.isBF16 ? "true" : "false")
-       << ", " << (shape.isInt8 ? "true" : "false") << ", " << (i == 1 || i == 2 ? earlierKeys : 0)
+       << ", " << (shape.isInt8 ? "true" : "false") << ", " << rowsBeforeTokens(kernel, i)
        << "},\n";
   }
   os << "};\n\n";

@@ -57,8 +57,8 @@ struct Argument {
   /// them read as a scale are a normal f32 (and two as a normal f16).
   bool isBF16;
   bool isInt8;
-  /// Rows past T in its extent of T: a windowed cache's earlier keys and
-  /// values (Measure.cpp says why).
+  /// Rows past T in its extent of T: a window cache's earlier keys and
+  /// values (rowsBeforeTokens, MemoryLimit.h).
   int64_t extraRows;
 };
 

@@ -30,6 +30,13 @@ struct KernelTraffic {
 
 KernelTraffic kernelTraffic(const KernelDesc &kernel, int64_t tokens);
 
+/// Rows before the T tokens' own that argument `argument` of `kernel` holds
+/// in its extent of T, in the measuring harness and in kernelTraffic: a
+/// window-cache attention's keys and values (arguments 1 and 2) hold its
+/// window less one earlier rows (tmk-window-caches' keep), as a chunk after
+/// the first and a decoding step read them; 0 elsewhere.
+int64_t rowsBeforeTokens(const KernelDesc &kernel, size_t argument);
+
 /// Milliseconds `threads` threads take, side by side, to read `readBytes`
 /// from one buffer and write `writeBytes` to another (each thread its share,
 /// with vector loads and stores), the best of several timed runs of repeated

@@ -541,6 +541,10 @@ TEST(Measure, WindowCachesAttentionIsTimedWithAWholeWindowOfEarlierKeys) {
   KernelDesc whole = attention();
   whole.mask.window = 256;
   EXPECT_EQ(extraRows(whole), (std::vector<std::string>{"0", "0", "0", "0"}));
+  // The report's traffic counts the rows the harness reads: q, k and v of
+  // 12 heads of 64 at T = 128, k and v with 63 rows more.
+  EXPECT_EQ(kernelTraffic(windowed, 128).readBytes, 4 * 768 * (128 + 2 * (128 + 63)));
+  EXPECT_EQ(kernelTraffic(whole, 128).readBytes, 4 * 768 * 3 * 128);
 }
 
 TEST(Measure, TheDecodingVariantIsTimedWhereTheExecutorRunsIt) {
